@@ -1,0 +1,52 @@
+// Package actor is mailroom's actor core: a System (one node), PIDs,
+// actors with mailboxes, registered names, watches, dead letters, a
+// registry of named functions, and the error taxonomy every layer shares.
+//
+// # Usage
+//
+// Start a System, spawn actors from Props (or a plain function), and talk
+// to them with Send (fire and forget) and Request (wait for the answer an
+// actor gives with Context.Respond):
+//
+//	sys, err := actor.Start(actor.Config{Name: "orders-1"})
+//	pid, err := sys.SpawnFunc(func(c *actor.Context) {
+//		if q, ok := c.Message().(string); ok {
+//			c.Respond("hello " + q)
+//		}
+//	})
+//	reply, err := sys.Request(ctx, pid, "world")
+//	err = sys.Stop(ctx)
+//
+// # The caller's duties
+//
+//   - An actor's Receive runs on one goroutine at a time; never share the
+//     *Context outside it. Use Context.Defer to answer a request later.
+//   - Receive must not block for long: an actor handles one message at a
+//     time. A Request from inside an actor blocks that actor.
+//   - Spawn runs the child's Started on the caller's goroutine; a child
+//     whose Started sends a Request to its parent deadlocks.
+//   - Messages to other nodes must be proto.Message values whose types are
+//     registered with RegisterTypes on both nodes.
+//   - Stop the System with Stop(ctx) when done; it waits for every actor.
+//
+// # Scheduling
+//
+// A mailbox holds no goroutine while idle. The first message into an
+// empty mailbox schedules one, which drains the mailbox in batches and
+// yields the processor every Throughput messages, then exits when the
+// mailbox is empty. System messages (stop, watch) overtake user messages;
+// Terminated notifications keep their order behind the messages the dead
+// actor sent before it ended.
+//
+// # Failure
+//
+// A panic in Receive is a crash: it is logged with its value and stack,
+// the request being handled (if any) gets a *PanicError, the actor's
+// children are stopped, it receives Stopped, and its parent (which watches
+// its children implicitly) and watchers get Terminated with the
+// *PanicError as Reason. Restarting is the supervisor package's job.
+//
+// Every error the runtime returns is classified by Outcome: NotExecuted
+// (safe to retry), MayHaveExecuted (check before retrying), or Executed (a
+// rejection, *RemoteError, or a crash, *PanicError).
+package actor

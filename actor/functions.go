@@ -1,0 +1,185 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Handler is a registered function. Its error is a rejection (the caller
+// gets a *RemoteError: executed); a panic becomes a *PanicError. ctx
+// carries the caller's deadline and is cancelled when the caller gives up.
+type Handler func(ctx context.Context, arg proto.Message) (proto.Message, error)
+
+// Register makes h callable as name on this node, by Call and Cast from
+// here or from any node linked to this one. Registering a taken name is
+// an error; Unregister first to replace.
+func (s *System) Register(name string, h Handler) error {
+	if name == "" || h == nil {
+		return fmt.Errorf("mailroom: register: want a name and a handler")
+	}
+	s.fnMu.Lock()
+	defer s.fnMu.Unlock()
+	cur := *s.fns.Load()
+	if _, ok := cur[name]; ok {
+		return fmt.Errorf("mailroom: register function %q: %w", name, ErrNameTaken)
+	}
+	next := make(map[string]Handler, len(cur)+1)
+	for k, v := range cur {
+		next[k] = v
+	}
+	next[name] = h
+	s.fns.Store(&next)
+	return nil
+}
+
+// Unregister removes the function name.
+func (s *System) Unregister(name string) {
+	s.fnMu.Lock()
+	defer s.fnMu.Unlock()
+	cur := *s.fns.Load()
+	if _, ok := cur[name]; !ok {
+		return
+	}
+	next := make(map[string]Handler, len(cur))
+	for k, v := range cur {
+		if k != name {
+			next[k] = v
+		}
+	}
+	s.fns.Store(&next)
+}
+
+// Function returns the handler registered as name.
+func (s *System) Function(name string) (Handler, bool) {
+	h, ok := (*s.fns.Load())[name]
+	return h, ok
+}
+
+// Call runs the function fn registered on node with arg and returns its
+// result. There is no default timeout: it ends with the result, when ctx
+// ends, or when the node incarnation that took the call leaves
+// (ErrNodeDown). A ctx deadline travels with the call; the callee does not
+// start work whose deadline has passed (ErrDeadlineExceeded, not executed).
+func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Op: "call", Node: node, Target: fn, Err: err, Outcome: NotExecuted}
+	}
+	if node != s.name && node != "" {
+		r := s.transport()
+		if r == nil {
+			return nil, NewError("call", node, 0, fn, ErrUnreachable)
+		}
+		return r.Call(ctx, node, fn, arg)
+	}
+	h, ok := s.Function(fn)
+	if !ok {
+		return nil, NewError("call", s.name, s.inc, fn, ErrNoFunction)
+	}
+	if s.stopping.Load() {
+		return nil, NewError("call", s.name, s.inc, fn, ErrStopped)
+	}
+	if ctx.Done() == nil {
+		return s.RunHandler(ctx, "call", fn, h, arg)
+	}
+	res := make(chan futureResult, 1)
+	s.work.Add(1)
+	go func() {
+		defer s.work.Done()
+		v, err := s.RunHandler(ctx, "call", fn, h, arg)
+		res <- futureResult{v, err}
+	}()
+	select {
+	case r := <-res:
+		v, _ := r.msg.(proto.Message)
+		return v, r.err
+	case <-ctx.Done():
+		return nil, &Error{Op: "call", Node: s.name, Incarnation: s.inc, Target: fn, Err: ctx.Err(), Outcome: MayHaveExecuted}
+	}
+}
+
+// Cast runs fn on node with arg and does not wait. A cast that cannot be
+// delivered (no such function, node unreachable) is a dead letter; a
+// rejection or panic of the function is logged and counted (CastFailures).
+func (s *System) Cast(node, fn string, arg proto.Message) {
+	if node != s.name && node != "" {
+		r := s.transport()
+		if r == nil {
+			s.deadLetter(PID{Node: node}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrUnreachable))
+			return
+		}
+		if err := r.Cast(node, fn, arg); err != nil {
+			s.deadLetter(PID{Node: node}, PID{}, arg, err)
+		}
+		return
+	}
+	s.CastLocal(context.Background(), fn, arg)
+}
+
+// CastLocal runs the local function fn in its own goroutine. For
+// transports replaying a remote cast.
+func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message) {
+	h, ok := s.Function(fn)
+	if !ok {
+		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrNoFunction))
+		return
+	}
+	if s.stopping.Load() {
+		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrStopped))
+		return
+	}
+	s.work.Add(1)
+	go func() {
+		defer s.work.Done()
+		if _, err := s.RunHandler(ctx, "cast", fn, h, arg); err != nil {
+			s.castFails.Add(1)
+			s.log.Debug("cast failed", "function", fn, "err", err)
+		}
+	}()
+}
+
+// CastFailures counts casts whose function returned an error or panicked.
+func (s *System) CastFailures() uint64 { return s.castFails.Load() }
+
+// RunHandler runs h once on the calling goroutine, turning its error into
+// a *RemoteError and a panic into a *PanicError, and skipping it (not
+// executed) when ctx's deadline has already passed. For transports.
+func (s *System) RunHandler(ctx context.Context, op, fn string, h Handler, arg proto.Message) (res proto.Message, err error) {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return nil, NewError(op, s.name, s.inc, fn, ErrDeadlineExceeded)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &PanicError{Op: op, Node: s.name, Target: fn, Value: v, Stack: debug.Stack()}
+			s.log.Error("function panicked", "function", fn, "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+			res, err = nil, pe
+		}
+	}()
+	res, err = h(ctx, arg)
+	if err != nil {
+		return nil, &RemoteError{Op: op, Node: s.name, Incarnation: s.inc, Target: fn, Code: ErrorCode(err), Message: err.Error(), Err: err}
+	}
+	return res, nil
+}
+
+// RegisterTypes adds message types to the system's type registry so they
+// can be decoded when they arrive from other nodes. Registering a type
+// twice is not an error.
+func (s *System) RegisterTypes(msgs ...proto.Message) error {
+	for _, m := range msgs {
+		mt := m.ProtoReflect().Type()
+		if _, err := s.cfg.Types.FindMessageByName(mt.Descriptor().FullName()); err == nil {
+			continue
+		}
+		if err := s.cfg.Types.RegisterMessage(mt); err != nil {
+			return fmt.Errorf("mailroom: register type %s: %w", mt.Descriptor().FullName(), err)
+		}
+	}
+	return nil
+}
+
+// Types is the registry remote payloads are resolved in.
+func (s *System) Types() TypeRegistry { return s.cfg.Types }

@@ -1,0 +1,368 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+type procState uint8
+
+const (
+	stateAlive      procState = iota
+	stateStopping             // told to stop or crashed; waiting for children
+	stateFinalizing           // children gone; Stopped being delivered
+	stateDead                 // finalized; mailbox closed
+)
+
+// process is one actor: its mailbox and the state the runtime keeps for it.
+// Everything below mb is owned by the goroutine currently running the
+// process (at most one at a time, handed over through mb.scheduled), so
+// it needs no lock: watches, children and stops all arrive as messages.
+type process struct {
+	sys        *System
+	pid        PID
+	parent     *process // nil for a top-level actor
+	actor      Actor
+	throughput int
+	mb         mailbox
+	ctx        Context
+
+	state       procState
+	reason      error // why it stops; nil for a normal stop
+	name        string
+	spawnFailed bool // crashed in Started: Spawn returned the error
+	children    map[uint64]*process
+	watchers    map[PID]struct{}
+	watching    map[PID]struct{}
+}
+
+// terminatedMsg travels in the user lane so it keeps its order behind the
+// messages the dead actor sent before it died.
+type terminatedMsg struct {
+	pid    PID
+	reason error
+	child  bool
+}
+
+// sysChildTerminated is a child's last word to its parent (system lane).
+type sysChildTerminated struct {
+	child *process
+}
+
+// spawn creates a process, runs Started on the calling goroutine and
+// schedules a run if messages arrived meanwhile.
+func (s *System) spawn(parent *process, props *Props, name string) (PID, error) {
+	if err := props.validate(); err != nil {
+		return PID{}, err
+	}
+	if s.stopping.Load() {
+		return PID{}, NewError("spawn", s.name, s.inc, name, ErrStopped)
+	}
+	if parent != nil && parent.state >= stateFinalizing {
+		return PID{}, NewError("spawn", s.name, s.inc, name, ErrNoProcess)
+	}
+	p := &process{sys: s, parent: parent, name: name}
+	p.pid = PID{Node: s.name, Incarnation: s.inc, ID: s.nextID.Add(1)}
+	p.mb.bound, p.mb.policy = props.MailboxBound, props.MailboxPolicy
+	p.mb.scheduled = true // held by this goroutine until Started is done
+	p.throughput = props.Throughput
+	if p.throughput == 0 {
+		p.throughput = s.cfg.Throughput
+	}
+	p.ctx.proc = p
+	a, err := produce(props.Producer)
+	if err != nil {
+		return PID{}, NewError("spawn", s.name, s.inc, name, err)
+	}
+	p.actor = a
+	if name != "" && !s.names.claim(name, p) {
+		return PID{}, &Error{Op: "spawn", Node: s.name, Incarnation: s.inc, Target: fmt.Sprintf("name %q", name), Err: ErrNameTaken, Outcome: NotExecuted}
+	}
+	s.procs.put(p)
+	if parent == nil {
+		s.addTop(p)
+		// Stop sets stopping before it snapshots the table: either it saw
+		// p, or p sees stopping here. A second stop is harmless.
+		if s.stopping.Load() {
+			p.pushSys(sysStop{})
+		}
+	} else {
+		if parent.children == nil {
+			parent.children = make(map[uint64]*process)
+		}
+		parent.children[p.pid.ID] = p
+	}
+	if props.restart != nil {
+		p.invoke(&envelope{msg: *props.restart})
+	}
+	if p.state == stateAlive {
+		p.invoke(&envelope{msg: Started{}})
+	}
+	if p.state != stateAlive {
+		p.spawnFailed = true
+		reason := p.reason
+		p.yield()
+		return PID{}, reason
+	}
+	p.yield()
+	return p.pid, nil
+}
+
+func produce(f Producer) (a Actor, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Op: "producer", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	a = f()
+	if a == nil {
+		return nil, fmt.Errorf("mailroom: producer returned a nil Actor")
+	}
+	return a, nil
+}
+
+// yield ends an inline turn and starts a run if work is waiting.
+func (p *process) yield() {
+	if p.state != stateDead && p.mb.finishInline() {
+		go p.run()
+	}
+}
+
+// run processes the mailbox until it is empty, the actor dies, or the
+// mailbox has nothing left to give.
+func (p *process) run() {
+	turn := 0
+	for {
+		batch, sys, ok := p.mb.take()
+		if !ok {
+			return
+		}
+		if sys {
+			for i := range batch {
+				p.handleSys(&batch[i])
+			}
+			p.mb.recycle(batch, true)
+			if p.state == stateDead {
+				return
+			}
+			continue
+		}
+		i := 0
+		for ; i < len(batch); i++ {
+			p.invoke(&batch[i])
+			p.mb.done(1)
+			if p.state == stateAlive && p.mb.sysHint.Load() {
+				p.runSys()
+			}
+			if p.state != stateAlive {
+				break
+			}
+			if turn++; turn >= p.throughput {
+				turn = 0
+				runtime.Gosched()
+			}
+		}
+		if i < len(batch) {
+			rest := batch[i+1:]
+			switch p.state {
+			case stateStopping:
+				p.mb.holdUser(rest) // dropped as dead letters at finalize
+			case stateDead:
+				p.dropAll(rest)
+			}
+		}
+		p.mb.recycle(batch, false)
+		if p.state == stateDead {
+			return
+		}
+	}
+}
+
+// runSys handles system messages that arrived during a user batch.
+func (p *process) runSys() {
+	batch := p.mb.takeSys()
+	for i := range batch {
+		p.handleSys(&batch[i])
+	}
+	p.mb.recycle(batch, true)
+}
+
+// invoke delivers one user-lane envelope to the actor, turning a panic
+// into a crash.
+func (p *process) invoke(env *envelope) {
+	switch m := env.msg.(type) {
+	case *terminatedMsg:
+		if !m.child {
+			if _, ok := p.watching[m.pid]; !ok {
+				return // unwatched meanwhile: flushed
+			}
+			delete(p.watching, m.pid)
+		}
+		env.msg, env.sender = Terminated{PID: m.pid, Reason: m.reason}, m.pid
+	case PoisonPill, *PoisonPill:
+		p.beginStop(nil)
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			p.ctx.env = nil
+			p.crash(v, env)
+		}
+	}()
+	p.ctx.env = env
+	p.actor.Receive(&p.ctx)
+	p.ctx.env = nil
+}
+
+func (p *process) crash(v any, env *envelope) {
+	pe := &PanicError{Op: "actor", Node: p.sys.name, Target: p.String(), Value: v, Stack: debug.Stack()}
+	p.sys.log.Error("actor crashed", "pid", p.pid.String(), "name", p.name,
+		"message", fmt.Sprintf("%T", env.msg), "panic", fmt.Sprint(v), "stack", string(pe.Stack))
+	if env.reply != nil {
+		env.reply.Reply(nil, pe)
+		env.reply = nil
+	}
+	switch p.state {
+	case stateAlive:
+		p.beginStop(pe)
+	case stateStopping, stateFinalizing:
+		if p.reason == nil {
+			p.reason = pe
+		}
+	}
+}
+
+func (p *process) String() string {
+	if p.name != "" {
+		return p.pid.String() + " (" + p.name + ")"
+	}
+	return p.pid.String()
+}
+
+func (p *process) handleSys(env *envelope) {
+	switch m := env.msg.(type) {
+	case sysStop:
+		if p.state == stateAlive {
+			p.beginStop(m.reason)
+		}
+	case sysWatch:
+		if p.state == stateDead {
+			p.sys.notifyTerminated(m.watcher, p.pid, p.reason)
+			return
+		}
+		if p.parent != nil && m.watcher == p.parent.pid {
+			return // the parent watches implicitly
+		}
+		if p.watchers == nil {
+			p.watchers = make(map[PID]struct{})
+		}
+		p.watchers[m.watcher] = struct{}{}
+	case sysUnwatch:
+		delete(p.watchers, m.watcher)
+	case sysChildTerminated:
+		delete(p.children, m.child.pid.ID)
+		switch p.state {
+		case stateAlive:
+			if !m.child.spawnFailed {
+				p.pushTerminated(&terminatedMsg{pid: m.child.pid, reason: m.child.reason, child: true})
+			}
+		case stateStopping:
+			if len(p.children) == 0 {
+				p.finalize()
+			}
+		}
+	}
+}
+
+// pushTerminated queues a Terminated notification behind everything
+// already in the user lane. Called from the process's own goroutine.
+func (p *process) pushTerminated(t *terminatedMsg) {
+	// We are running, so scheduled is held: no run needs starting.
+	_, _ = p.mb.push(nil, envelope{msg: t}, true)
+}
+
+// beginStop starts the stop protocol: Stopping (normal stops only), then
+// the children, then finalize once they are all gone.
+func (p *process) beginStop(reason error) {
+	if p.state != stateAlive {
+		return
+	}
+	p.state, p.reason = stateStopping, reason
+	if reason == nil {
+		p.invoke(&envelope{msg: Stopping{}})
+	}
+	p.mb.holdUser(nil)
+	if len(p.children) == 0 {
+		p.finalize()
+		return
+	}
+	for _, c := range p.children {
+		c.pushSys(sysStop{})
+	}
+}
+
+// finalize ends the process: Stopped, unregister, drain the mailbox into
+// dead letters, tell watchers and the parent, close the done channel.
+func (p *process) finalize() {
+	p.state = stateFinalizing // Stopped may still crash; crash records it
+	p.invoke(&envelope{msg: Stopped{}})
+	p.state = stateDead
+	s := p.sys
+	if p.name != "" {
+		s.names.release(p.name, p)
+	}
+	s.procs.remove(p.pid.ID)
+	sysq, userq := p.mb.close()
+	for i := range sysq {
+		p.handleSys(&sysq[i])
+	}
+	p.dropAll(userq)
+	p.mb.markDone()
+	for w := range p.watchers {
+		s.notifyTerminated(w, p.pid, p.reason)
+	}
+	for t := range p.watching {
+		s.unwatch(p.pid, t)
+	}
+	p.actor, p.watchers, p.watching, p.ctx.env = nil, nil, nil, nil
+	if p.parent != nil {
+		p.parent.pushSys(sysChildTerminated{child: p})
+	} else {
+		s.removeTop(p)
+	}
+}
+
+// dropAll turns envelopes that will never be processed into dead letters;
+// a waiting requester learns ErrNoProcess (not executed).
+func (p *process) dropAll(envs []envelope) {
+	for i := range envs {
+		e := &envs[i]
+		if _, internal := e.msg.(*terminatedMsg); internal {
+			continue
+		}
+		if e.reply != nil {
+			e.reply.Reply(nil, NewError("request", p.sys.name, p.sys.inc, p.pid.String(), ErrNoProcess))
+		}
+		p.sys.deadLetter(p.pid, e.sender, e.msg, ErrNoProcess)
+	}
+}
+
+// pushSys queues a system message; false when the process is dead.
+func (p *process) pushSys(m any) bool {
+	sched, ok := p.mb.pushSys(envelope{msg: m})
+	if sched {
+		go p.run()
+	}
+	return ok
+}
+
+// deliver queues a user message, starting a run when the mailbox was idle.
+func (p *process) deliver(ctx context.Context, env envelope) error {
+	sched, err := p.mb.push(ctx, env, false)
+	if sched {
+		go p.run()
+	}
+	return err
+}

@@ -1,0 +1,361 @@
+package actor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// System is one node: a name, an incarnation drawn at start, its actors,
+// its registered functions and, once a transport is attached, its links.
+type System struct {
+	cfg  Config
+	name string
+	inc  uint64
+	log  *slog.Logger
+
+	nextID atomic.Uint64
+	procs  procTable
+	names  nameTable
+
+	topCount atomic.Int64  // live top-level actors
+	topGone  chan struct{} // closed when topCount is 0 after stop began
+	topOnce  sync.Once
+
+	fns       atomic.Pointer[map[string]Handler]
+	fnMu      sync.Mutex // serialises writers of fns
+	work      sync.WaitGroup
+	dead      deadLetters
+	late      atomic.Uint64
+	castFails atomic.Uint64
+
+	remote atomic.Pointer[remoteBox]
+
+	hookMu sync.Mutex // protects hooks
+	hooks  []StopHook
+
+	stopping atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
+	stopped  chan struct{}
+}
+
+// StopHook runs during System.Stop, before any actor is stopped. Hooks run
+// in the reverse order of registration (the last attached layer first).
+type StopHook func(ctx context.Context) error
+
+// Start creates a node with a fresh random incarnation.
+func Start(cfg Config) (*System, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &System{
+		cfg:     cfg,
+		name:    cfg.Name,
+		inc:     newIncarnation(),
+		topGone: make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.log = cfg.Logger.With("node", s.name)
+	empty := map[string]Handler{}
+	s.fns.Store(&empty)
+	return s, nil
+}
+
+func newIncarnation() uint64 {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(fmt.Sprintf("mailroom: no randomness for an incarnation: %v", err))
+		}
+		if v := binary.LittleEndian.Uint64(b[:]); v != 0 {
+			return v
+		}
+	}
+}
+
+// Name is the node name.
+func (s *System) Name() string { return s.name }
+
+// Incarnation is the random non-zero value drawn when this node started.
+func (s *System) Incarnation() uint64 { return s.inc }
+
+// Logger is the system's logger, with the node name attached.
+func (s *System) Logger() *slog.Logger { return s.log }
+
+// Config returns the configuration in effect, defaults filled in.
+func (s *System) Config() Config { return s.cfg }
+
+// Done is closed when Stop has finished.
+func (s *System) Done() <-chan struct{} { return s.stopped }
+
+// Stopping reports whether Stop has begun.
+func (s *System) Stopping() bool { return s.stopping.Load() }
+
+// Spawn starts a top-level actor. Its Started message is handled before
+// Spawn returns; a panic there is returned as a *PanicError and no actor
+// remains.
+func (s *System) Spawn(props *Props) (PID, error) { return s.spawn(nil, props, "") }
+
+// SpawnNamed starts a top-level actor registered under name. The name is
+// released when the actor ends. ErrNameTaken if another actor holds it.
+func (s *System) SpawnNamed(props *Props, name string) (PID, error) {
+	if name == "" {
+		return PID{}, fmt.Errorf("mailroom: spawn: empty name")
+	}
+	return s.spawn(nil, props, name)
+}
+
+// SpawnFunc starts a top-level actor from a plain function.
+func (s *System) SpawnFunc(f ReceiveFunc) (PID, error) { return s.spawn(nil, PropsFromFunc(f), "") }
+
+// Lookup returns the PID registered under name on this node.
+func (s *System) Lookup(name string) (PID, bool) {
+	if p := s.names.get(name); p != nil {
+		return p.pid, true
+	}
+	return PID{}, false
+}
+
+// NumActors is the number of live actors.
+func (s *System) NumActors() int { return s.procs.count() }
+
+// Send delivers msg to pid, fire and forget. Messages from one sender to
+// one target arrive in order. A message that cannot be delivered is a dead
+// letter: counted, offered to subscribers, never silent. Remote messages
+// must be proto.Message values. With a bounded Block mailbox Send waits
+// for room.
+func (s *System) Send(to PID, msg any) { s.send(PID{}, to, msg) }
+
+// TrySend is Send that reports why a message could not be queued
+// (ErrMailboxFull, ErrNoProcess, ErrUnreachable, ...). The message is still
+// counted as a dead letter. A nil error means queued, not processed.
+func (s *System) TrySend(to PID, msg any) error { return s.trySend(PID{}, to, msg, FailFast) }
+
+// SendNamed delivers msg to the actor registered under name on node.
+func (s *System) SendNamed(node, name string, msg any) { s.sendNamed(PID{}, node, name, msg) }
+
+// Request sends msg to pid and waits for the answer the target gives with
+// Context.Respond. There is no default timeout: it ends with the answer,
+// when ctx ends, or when the target dies (ErrNoProcess) or its node
+// incarnation leaves (ErrNodeDown).
+func (s *System) Request(ctx context.Context, to PID, msg any) (any, error) {
+	return s.request(ctx, PID{}, to, msg)
+}
+
+// RequestNamed is Request to the actor registered under name on node.
+func (s *System) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
+	return s.requestNamed(ctx, PID{}, node, name, msg)
+}
+
+// StopActor stops the actor pid: it receives Stopping, its children stop,
+// it receives Stopped. Asynchronous; watch it, or use StopActorWait.
+func (s *System) StopActor(pid PID) {
+	if pid.Node != s.name || pid.Incarnation != s.inc {
+		s.log.Warn("stop of a pid that is not local", "pid", pid.String())
+		return
+	}
+	if p := s.procs.get(pid.ID); p != nil {
+		p.pushSys(sysStop{})
+	}
+}
+
+// StopActorWait stops pid and waits until it is gone or ctx ends.
+func (s *System) StopActorWait(ctx context.Context, pid PID) error {
+	if pid.Node != s.name || pid.Incarnation != s.inc {
+		return NewError("stop", pid.Node, pid.Incarnation, pid.String(), ErrNoProcess)
+	}
+	p := s.procs.get(pid.ID)
+	if p == nil {
+		return nil
+	}
+	done := p.mb.doneChan()
+	p.pushSys(sysStop{})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mailroom: stop %s: %w", pid, ctx.Err())
+	}
+}
+
+// Stop stops the node: the stop hooks of attached layers run first
+// (a transport drains, deregisters and closes its links), then every
+// top-level actor is stopped (each stops its children before its own
+// Stopped), then in-flight function calls are waited for. It returns when
+// all of that is done or ctx ends, whichever is first, naming what did not
+// finish. Idempotent: later calls wait for the first and return its result.
+func (s *System) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		s.stopErr = s.shutdown(ctx)
+		close(s.stopped)
+	})
+	<-s.stopped
+	return s.stopErr
+}
+
+func (s *System) shutdown(ctx context.Context) error {
+	s.stopping.Store(true)
+	var errs []error
+	s.hookMu.Lock()
+	hooks := append([]StopHook(nil), s.hooks...)
+	s.hookMu.Unlock()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		if err := hooks[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Spawn refuses new actors from here on; stop every top-level one.
+	for _, p := range s.procs.snapshot(func(p *process) bool { return p.parent == nil }) {
+		p.pushSys(sysStop{})
+	}
+	if s.topCount.Load() == 0 {
+		s.closeTopGone()
+	}
+	if !waitFor(ctx, s.topGone) {
+		errs = append(errs, fmt.Errorf("mailroom: stop node %s: %d actors still running: %w", s.name, s.procs.count(), ctx.Err()))
+	}
+	workDone := make(chan struct{})
+	go func() { s.work.Wait(); close(workDone) }()
+	if !waitFor(ctx, workDone) {
+		errs = append(errs, fmt.Errorf("mailroom: stop node %s: function calls still running: %w", s.name, ctx.Err()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.log.Warn("node stopped with errors", "err", err)
+		return err
+	}
+	return nil
+}
+
+// OnStop registers a hook run by Stop before actors stop.
+func (s *System) OnStop(h StopHook) {
+	s.hookMu.Lock()
+	s.hooks = append(s.hooks, h)
+	s.hookMu.Unlock()
+}
+
+// waitFor waits for done or ctx; done wins when both are ready.
+func waitFor(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (s *System) closeTopGone() {
+	s.topOnce.Do(func() { close(s.topGone) })
+}
+
+func (s *System) addTop(p *process) { s.topCount.Add(1) }
+
+func (s *System) removeTop(p *process) {
+	if s.topCount.Add(-1) == 0 && s.stopping.Load() {
+		s.closeTopGone()
+	}
+	if p.reason != nil && !p.spawnFailed {
+		s.log.Warn("top-level actor ended abnormally", "pid", p.pid.String(), "name", p.name, "reason", p.reason)
+	}
+}
+
+// local returns the live local process for pid, or nil.
+func (s *System) local(pid PID) *process {
+	if pid.Incarnation != s.inc {
+		return nil
+	}
+	return s.procs.get(pid.ID)
+}
+
+func (s *System) send(sender, to PID, msg any) {
+	if to.Node != s.name {
+		s.sendRemote(sender, to, msg)
+		return
+	}
+	p := s.local(to)
+	if p == nil {
+		s.deadLetter(to, sender, msg, ErrNoProcess)
+		return
+	}
+	if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+		s.deadLetter(to, sender, msg, err)
+	}
+}
+
+func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
+	if to.Node != s.name {
+		return s.sendRemote(sender, to, msg)
+	}
+	p := s.local(to)
+	if p == nil {
+		s.deadLetter(to, sender, msg, ErrNoProcess)
+		return NewError("send", s.name, s.inc, to.String(), ErrNoProcess)
+	}
+	sched, err := p.mb.push(nil, envelope{msg: msg, sender: sender}, false)
+	if sched {
+		go p.run()
+	}
+	if err != nil {
+		s.deadLetter(to, sender, msg, err)
+		return NewError("send", s.name, s.inc, to.String(), err)
+	}
+	return nil
+}
+
+func (s *System) sendNamed(sender PID, node, name string, msg any) {
+	if node == s.name || node == "" {
+		p := s.names.get(name)
+		if p == nil {
+			s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, sender, msg, fmt.Errorf("name %q: %w", name, ErrNoProcess))
+			return
+		}
+		if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+			s.deadLetter(p.pid, sender, msg, err)
+		}
+		return
+	}
+	r := s.transport()
+	if r == nil {
+		s.deadLetter(PID{Node: node}, sender, msg, ErrUnreachable)
+		return
+	}
+	if err := r.SendNamed(sender, node, name, msg); err != nil {
+		s.deadLetter(PID{Node: node}, sender, msg, err)
+	}
+}
+
+func (s *System) sendRemote(sender, to PID, msg any) error {
+	r := s.transport()
+	if r == nil {
+		s.deadLetter(to, sender, msg, ErrUnreachable)
+		return NewError("send", to.Node, to.Incarnation, to.String(), ErrUnreachable)
+	}
+	if err := r.Send(sender, to, msg); err != nil {
+		s.deadLetter(to, sender, msg, err)
+		return err
+	}
+	return nil
+}
+
+// deadline of a context as the wire carries it: zero for none.
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}

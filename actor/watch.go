@@ -1,0 +1,69 @@
+package actor
+
+// watch registers watcher (a local actor) for target's termination.
+func (s *System) watch(watcher, target PID) {
+	if target.Node != s.name {
+		if r := s.transport(); r != nil {
+			r.Watch(watcher, target)
+			return
+		}
+		s.notifyTerminated(watcher, target, NewError("watch", target.Node, target.Incarnation, target.String(), ErrUnreachable))
+		return
+	}
+	s.WatchLocal(watcher, target)
+}
+
+// unwatch cancels a watch of watcher (a local actor) on target.
+func (s *System) unwatch(watcher, target PID) {
+	if target.Node != s.name {
+		if r := s.transport(); r != nil {
+			r.Unwatch(watcher, target)
+		}
+		return
+	}
+	if p := s.local(target); p != nil {
+		p.pushSys(sysUnwatch{watcher: watcher})
+	}
+}
+
+// WatchLocal registers watcher (local or remote) on the local actor
+// target; if target is gone, watcher is told at once with ErrNoProcess.
+// For transports relaying a remote watch.
+func (s *System) WatchLocal(watcher, target PID) {
+	p := s.local(target)
+	if p == nil || !p.pushSys(sysWatch{watcher: watcher}) {
+		s.notifyTerminated(watcher, target, NewError("watch", s.name, target.Incarnation, target.String(), ErrNoProcess))
+	}
+}
+
+// UnwatchLocal cancels a watch on the local actor target. For transports.
+func (s *System) UnwatchLocal(watcher, target PID) {
+	if p := s.local(target); p != nil {
+		p.pushSys(sysUnwatch{watcher: watcher})
+	}
+}
+
+// notifyTerminated tells watcher that pid ended with reason.
+func (s *System) notifyTerminated(watcher, pid PID, reason error) {
+	if watcher.Node != s.name {
+		if r := s.transport(); r != nil {
+			r.NotifyTerminated(watcher, pid, reason)
+		}
+		return
+	}
+	s.NotifyTerminated(watcher, pid, reason)
+}
+
+// NotifyTerminated delivers Terminated{pid, reason} to the local actor
+// watcher, if it still watches pid. For transports (a remote actor ended,
+// or its node incarnation left).
+func (s *System) NotifyTerminated(watcher, pid PID, reason error) {
+	p := s.local(watcher)
+	if p == nil {
+		return // the watcher is gone; its watch died with it
+	}
+	sched, _ := p.mb.push(nil, envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
+	if sched {
+		go p.run()
+	}
+}
