@@ -600,3 +600,27 @@ func queued(s *System, pid PID) int {
 	defer p.mb.mu.Unlock()
 	return len(p.mb.user)
 }
+
+func TestExitWithReason(t *testing.T) {
+	s := newSystem(t, "n")
+	errGaveUp := errors.New("gave up")
+	out := make(chan any, 4)
+	_, err := s.SpawnFunc(func(c *Context) {
+		switch m := c.Message().(type) {
+		case Started:
+			_, _ = c.SpawnFunc(func(c *Context) {
+				switch c.Message().(type) {
+				case Started:
+					c.Exit(errGaveUp)
+				case Stopping:
+					out <- "child stopping"
+				}
+			})
+		case Terminated:
+			out <- m.Reason
+		}
+	})
+	require.NoError(t, err)
+	require.Equal(t, "child stopping", recv(t, out), "Exit still delivers Stopping")
+	require.Equal(t, errGaveUp, recv(t, out))
+}

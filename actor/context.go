@@ -141,6 +141,13 @@ func (c *Context) Unwatch(pid PID) {
 	p.sys.unwatch(p.pid, pid)
 }
 
+// Exit ends this actor, after the current message, with reason: like
+// Stop, but its parent and watchers see Terminated{Reason: reason}. A nil
+// reason is a normal stop. It still receives Stopping and Stopped.
+func (c *Context) Exit(reason error) {
+	c.proc.pushSys(sysStop{reason: reason})
+}
+
 // Stop stops pid (this actor, a child, or any local actor): it receives
 // Stopping, its children stop, it receives Stopped. Stopping oneself takes
 // effect after the current message.

@@ -202,7 +202,7 @@ func (p *process) invoke(env *envelope) {
 		}
 		env.msg, env.sender = Terminated{PID: m.pid, Reason: m.reason}, m.pid
 	case PoisonPill, *PoisonPill:
-		p.beginStop(nil)
+		p.beginStop(nil, false)
 		return
 	}
 	defer func() {
@@ -226,7 +226,7 @@ func (p *process) crash(v any, env *envelope) {
 	}
 	switch p.state {
 	case stateAlive:
-		p.beginStop(pe)
+		p.beginStop(pe, true)
 	case stateStopping, stateFinalizing:
 		if p.reason == nil {
 			p.reason = pe
@@ -245,7 +245,7 @@ func (p *process) handleSys(env *envelope) {
 	switch m := env.msg.(type) {
 	case sysStop:
 		if p.state == stateAlive {
-			p.beginStop(m.reason)
+			p.beginStop(m.reason, false)
 		}
 	case sysWatch:
 		if p.state == stateDead {
@@ -283,14 +283,14 @@ func (p *process) pushTerminated(t *terminatedMsg) {
 	_, _ = p.mb.push(nil, envelope{msg: t}, true)
 }
 
-// beginStop starts the stop protocol: Stopping (normal stops only), then
-// the children, then finalize once they are all gone.
-func (p *process) beginStop(reason error) {
+// beginStop starts the stop protocol: Stopping (unless the actor crashed),
+// then the children, then finalize once they are all gone.
+func (p *process) beginStop(reason error, crashed bool) {
 	if p.state != stateAlive {
 		return
 	}
 	p.state, p.reason = stateStopping, reason
-	if reason == nil {
+	if !crashed {
 		p.invoke(&envelope{msg: Stopping{}})
 	}
 	p.mb.holdUser(nil)
