@@ -66,7 +66,7 @@ func (c *Context) Defer() Replier {
 	if c.env == nil || c.env.reply == nil {
 		return nil
 	}
-	r := c.env.reply
+	r := c.proc.unanswered.add(c.env.reply)
 	c.env.reply = nil
 	return r
 }

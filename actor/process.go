@@ -36,6 +36,7 @@ type process struct {
 	children    map[uint64]*process
 	watchers    map[PID]struct{}
 	watching    map[PID]struct{}
+	unanswered  unanswered // requests taken and not yet answered
 }
 
 // terminatedMsg travels in the user lane so it keeps its order behind the
@@ -214,6 +215,11 @@ func (p *process) invoke(env *envelope) {
 	p.ctx.env = env
 	p.actor.Receive(&p.ctx)
 	p.ctx.env = nil
+	if env.reply != nil {
+		// Taken, not answered, not deferred: if the actor dies first the
+		// requester learns it (may have executed) instead of waiting.
+		p.unanswered.add(env.reply)
+	}
 }
 
 func (p *process) crash(v any, env *envelope) {
@@ -319,6 +325,7 @@ func (p *process) finalize() {
 		p.handleSys(&sysq[i])
 	}
 	p.dropAll(userq)
+	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), ErrNoProcess), p.pid)
 	p.mb.markDone()
 	for w := range p.watchers {
 		s.notifyTerminated(w, p.pid, p.reason)

@@ -39,6 +39,10 @@ func (f *Future) Reply(msg any, err error) {
 	f.sys.late.Add(1)
 }
 
+// Completed reports whether the future has been completed (answered or
+// claimed).
+func (f *Future) Completed() bool { return f.done.Load() }
+
 // Claim completes the future from the waiting side (ctx ended, liveness
 // failed). It reports false when a reply already won; read it with Result.
 func (f *Future) Claim() bool { return f.done.CompareAndSwap(false, true) }

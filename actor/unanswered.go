@@ -1,0 +1,64 @@
+package actor
+
+import "sync/atomic"
+
+// unanswered tracks the requests an actor has taken but not answered, so
+// that its death answers them: ErrNoProcess, may have executed. Owned by
+// the process's goroutine.
+type unanswered struct {
+	list    []*trackedReply
+	compact int // length at which answered entries are next pruned
+}
+
+// trackedReply answers once, from any goroutine.
+type trackedReply struct {
+	r    Replier
+	done atomic.Bool
+}
+
+func (t *trackedReply) Reply(msg any, err error) {
+	if t.done.CompareAndSwap(false, true) {
+		t.r.Reply(msg, err)
+		return
+	}
+	if f, ok := t.r.(*Future); ok {
+		f.sys.late.Add(1)
+	}
+}
+
+// completed reports whether the request needs no answer any more: answered
+// here, or its waiter gave up (a Future claimed by a cancelled caller).
+func (t *trackedReply) completed() bool {
+	if t.done.Load() {
+		return true
+	}
+	c, ok := t.r.(interface{ Completed() bool })
+	return ok && c.Completed()
+}
+
+func (u *unanswered) add(r Replier) *trackedReply {
+	t := &trackedReply{r: r}
+	if len(u.list) >= u.compact {
+		kept := u.list[:0]
+		for _, x := range u.list {
+			if !x.completed() {
+				kept = append(kept, x)
+			}
+		}
+		clear(u.list[len(kept):])
+		u.list = kept
+		u.compact = max(16, 2*len(kept))
+	}
+	u.list = append(u.list, t)
+	return t
+}
+
+func (u *unanswered) failAll(err *Error, _ PID) {
+	err.Outcome = MayHaveExecuted
+	for _, t := range u.list {
+		if t.done.CompareAndSwap(false, true) {
+			t.r.Reply(nil, err)
+		}
+	}
+	u.list = nil
+}
