@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -258,6 +259,10 @@ var sentinelCodes = map[error]string{
 	ErrDeadlineExceeded: "deadline_exceeded",
 	ErrBadMessage:       "bad_message",
 	ErrDraining:         "draining",
+	// A handler that gave up because its ctx ended: errors.Is works for
+	// the caller whichever side's clock fired first.
+	context.DeadlineExceeded: "context_deadline",
+	context.Canceled:         "context_canceled",
 }
 
 // ErrorCode returns the wire code of err: its Coded code, the code of the

@@ -1,0 +1,122 @@
+package testnode
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Install registers the test catalog on sys: the testpb types, functions
+// and named actors every test node offers.
+//
+// Functions:
+//   - echo(Echo) -> Echo{Text: "echo "+text, N: n+1, From: node}
+//   - sleep(Sleep) -> Echo{Text: tag}: sleeps Millis, honours ctx
+//   - reject(Echo) -> rejection with code "rejected" and the text
+//   - panic(Echo) -> panics
+//   - count(Echo): increments a counter by N (or 1); count_get -> Echo{N: total}
+//   - big(Echo) -> Blob of N bytes; numbers(Echo) -> Numbers of N values
+//   - pid_of(Echo{Text: name}) -> Echo{Text: the PID registered as name}
+//   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
+//     where c counts sleep calls whose ctx ended early, s those running now
+//
+// Named actors:
+//   - "echo": answers a request with Echo{Text: "actor "+text, From: node};
+//     a plain send from an actor is echoed back to the sender.
+//   - "stopper": stops itself when it receives Echo{Text: "stop"}.
+func Install(sys *actor.System) error {
+	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{}); err != nil {
+		return err
+	}
+	node := sys.Name()
+	var count, cancelled, sleeping atomic.Int64
+	fns := map[string]actor.Handler{
+		"pid_of": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			pid, ok := sys.Lookup(arg.(*testpb.Echo).Text)
+			if !ok {
+				return nil, actor.Reject("no_name", arg.(*testpb.Echo).Text)
+			}
+			return &testpb.Echo{Text: pid.String(), From: node}, nil
+		},
+		"stats": func(context.Context, proto.Message) (proto.Message, error) {
+			return &testpb.Echo{N: int64(sys.DeadLetters()), Text: fmt.Sprintf("cancelled=%d sleeping=%d", cancelled.Load(), sleeping.Load()), From: node}, nil
+		},
+		"echo": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			e := arg.(*testpb.Echo)
+			return &testpb.Echo{Text: "echo " + e.Text, N: e.N + 1, From: node}, nil
+		},
+		"sleep": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+			s := arg.(*testpb.Sleep)
+			sleeping.Add(1)
+			defer sleeping.Add(-1)
+			t := time.NewTimer(time.Duration(s.Millis) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return &testpb.Echo{Text: s.Tag, From: node}, nil
+			case <-ctx.Done():
+				cancelled.Add(1)
+				return nil, ctx.Err()
+			}
+		},
+		"reject": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			return nil, actor.Reject("rejected", arg.(*testpb.Echo).Text)
+		},
+		"panic": func(context.Context, proto.Message) (proto.Message, error) {
+			panic("test panic on " + node)
+		},
+		"count": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			n := arg.(*testpb.Echo).N
+			if n == 0 {
+				n = 1
+			}
+			count.Add(n)
+			return nil, nil
+		},
+		"count_get": func(context.Context, proto.Message) (proto.Message, error) {
+			return &testpb.Echo{N: count.Load(), From: node}, nil
+		},
+		"big": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			b := make([]byte, arg.(*testpb.Echo).N)
+			for i := range b {
+				b[i] = byte(i * 7)
+			}
+			return &testpb.Blob{Data: b}, nil
+		},
+		"numbers": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			v := make([]int64, arg.(*testpb.Echo).N)
+			for i := range v {
+				v[i] = int64(i) * 3
+			}
+			return &testpb.Numbers{Values: v}, nil
+		},
+	}
+	for name, h := range fns {
+		if err := sys.Register(name, h); err != nil {
+			return err
+		}
+	}
+	if _, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		e, ok := c.Message().(*testpb.Echo)
+		if !ok {
+			return
+		}
+		reply := &testpb.Echo{Text: "actor " + e.Text, N: e.N, From: node}
+		c.Respond(reply)
+	}), "echo"); err != nil {
+		return err
+	}
+	if _, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if e, ok := c.Message().(*testpb.Echo); ok && e.Text == "stop" {
+			c.Stop(c.Self())
+		}
+	}), "stopper"); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+// Package testnode runs mailroom nodes in separate OS processes for tests:
+// the test binary re-executes itself as a child node.
+//
+// Usage: call testnode.MaybeRunChild() first thing in TestMain; then
+// testnode.Start(t, Options{...}) starts a child and returns once it
+// listens. The child registers the catalog of functions and actors in
+// catalog.go.
+package testnode
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/remote"
+)
+
+const envChild = "MAILROOM_TESTNODE"
+
+// Options configure a child node.
+type Options struct {
+	Name      string
+	Cookie    string
+	Seeds     []string      // name=addr of nodes it should know
+	PoolSize  int           // remote.Config.PoolSize (0 default, -1 disabled)
+	Heartbeat time.Duration // remote.Config.HeartbeatInterval (0 default)
+	Misses    int
+	Listen    string // default 127.0.0.1:0
+	LogLevel  string // "debug", "info", "warn" (default)
+	Extra     map[string]string
+}
+
+// MaybeRunChild runs this process as a child node when it was started by
+// Start, and exits when the node stops; otherwise it returns at once.
+func MaybeRunChild() {
+	raw := os.Getenv(envChild)
+	if raw == "" {
+		return
+	}
+	var o Options
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		fmt.Fprintln(os.Stderr, "testnode: bad options:", err)
+		os.Exit(2)
+	}
+	os.Exit(runChild(o))
+}
+
+func runChild(o Options) int {
+	level := slog.LevelWarn
+	switch o.LogLevel {
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	sys, err := actor.Start(actor.Config{Name: o.Name, Logger: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testnode:", err)
+		return 2
+	}
+	if err := Install(sys); err != nil {
+		fmt.Fprintln(os.Stderr, "testnode:", err)
+		return 2
+	}
+	n, err := remote.Start(sys, RemoteConfig(o))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testnode:", err)
+		return 2
+	}
+	if hook := childHook; hook != nil {
+		if err := hook(sys, n, o); err != nil {
+			fmt.Fprintln(os.Stderr, "testnode: hook:", err)
+			return 2
+		}
+	}
+	fmt.Printf("READY %s %s\n", n.Addr(), strconv.FormatUint(sys.Incarnation(), 16))
+	// Stop when the parent closes stdin (or dies), or on SIGTERM.
+	stop := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+		close(stop)
+	}()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-stop:
+	case <-sig:
+	case <-sys.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sys.Stop(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "testnode: stop:", err)
+		return 1
+	}
+	return 0
+}
+
+// childHook lets a package add to the child (e.g. a proxy pool) before it
+// reports READY. Set it in TestMain before MaybeRunChild.
+var childHook func(*actor.System, *remote.Node, Options) error
+
+// SetChildHook installs f; call before MaybeRunChild.
+func SetChildHook(f func(*actor.System, *remote.Node, Options) error) { childHook = f }
+
+// RemoteConfig turns options into a remote configuration.
+func RemoteConfig(o Options) remote.Config {
+	return remote.Config{
+		Listen:            o.Listen,
+		Cookie:            o.Cookie,
+		Seeds:             o.Seeds,
+		PoolSize:          o.PoolSize,
+		HeartbeatInterval: o.Heartbeat,
+		HeartbeatMisses:   o.Misses,
+	}
+}

@@ -1,0 +1,148 @@
+package remote
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
+)
+
+// PoolDisabled as Config.PoolSize starts no receiver pool: other nodes
+// cannot build pools toward this one (they reach it natively) while it
+// still uses theirs.
+const PoolDisabled = -1
+
+// Config configures a node's remote layer. Zero fields take the defaults
+// documented on each (DefaultConfig).
+type Config struct {
+	// Listen is the TCP address to listen on. Default "127.0.0.1:0".
+	Listen string
+	// Advertise is the address other nodes dial to reach this one, sent in
+	// the handshake and to discovery. Default: the listener's address.
+	Advertise string
+	// Cookie is the shared secret every node of the cluster holds. Links
+	// are authenticated both ways with HMAC-SHA256 challenges over it; it
+	// never crosses the wire. Required.
+	Cookie string
+	// TLSServer and TLSClient, when set, wrap every link in TLS (both must
+	// be set together).
+	TLSServer *tls.Config
+	TLSClient *tls.Config
+	// Discovery reports the other nodes. Default: a Static provider over
+	// Seeds.
+	Discovery discovery.Provider
+	// Seeds, "name=host:port", feed the default Static provider.
+	Seeds []string
+	// MaxFrameSize bounds one frame (a message, or a batch) in bytes; a
+	// peer announcing more has its link closed before anything is
+	// allocated. Default 64 MiB.
+	MaxFrameSize int
+	// HeartbeatInterval: an idle link sends a heartbeat this often.
+	// Default 1s.
+	HeartbeatInterval time.Duration
+	// HeartbeatMisses: a link that has received nothing for this many
+	// intervals is dead. Default 3.
+	HeartbeatMisses int
+	// HandshakeTimeout bounds a handshake. Default 5s.
+	HandshakeTimeout time.Duration
+	// DialTimeout bounds connecting to a peer. Default 5s.
+	DialTimeout time.Duration
+	// LinkBufferBytes is how many encoded bytes may wait for one link's
+	// writer; beyond it senders wait (SendPolicy Block) or fail with
+	// actor.ErrOverloaded (FailFast). Default 4 MiB.
+	LinkBufferBytes int
+	// SendPolicy applies to Send and Cast on a full link. Default Block.
+	SendPolicy actor.MailboxPolicy
+	// PoolSize is the number of receiver pool workers: peers build one
+	// proxy per worker. 0 means GOMAXPROCS; PoolDisabled turns it off.
+	PoolSize int
+	// Logger; default the system's.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults (Cookie must still be set).
+func DefaultConfig() Config {
+	return Config{
+		Listen:            "127.0.0.1:0",
+		MaxFrameSize:      64 << 20,
+		HeartbeatInterval: time.Second,
+		HeartbeatMisses:   3,
+		HandshakeTimeout:  5 * time.Second,
+		DialTimeout:       5 * time.Second,
+		LinkBufferBytes:   4 << 20,
+		SendPolicy:        actor.Block,
+		PoolSize:          runtime.GOMAXPROCS(0),
+	}
+}
+
+func (c Config) withDefaults(sys *actor.System) (Config, error) {
+	d := DefaultConfig()
+	if c.Listen == "" {
+		c.Listen = d.Listen
+	}
+	if c.MaxFrameSize == 0 {
+		c.MaxFrameSize = d.MaxFrameSize
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = d.HeartbeatInterval
+	}
+	if c.HeartbeatMisses == 0 {
+		c.HeartbeatMisses = d.HeartbeatMisses
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = d.HandshakeTimeout
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = d.DialTimeout
+	}
+	if c.LinkBufferBytes == 0 {
+		c.LinkBufferBytes = d.LinkBufferBytes
+	}
+	if c.PoolSize == 0 {
+		c.PoolSize = d.PoolSize
+	}
+	if c.Logger == nil {
+		c.Logger = sys.Logger()
+	}
+	return c, c.validate()
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Cookie == "":
+		return fmt.Errorf("remote: config: Cookie is empty; every node of a cluster needs the same secret cookie")
+	case c.MaxFrameSize < 1<<10 || c.MaxFrameSize > 1<<30:
+		return fmt.Errorf("remote: config: MaxFrameSize is %d, want 1 KiB to 1 GiB", c.MaxFrameSize)
+	case c.HeartbeatInterval < 0:
+		return fmt.Errorf("remote: config: HeartbeatInterval is %v, want a positive duration", c.HeartbeatInterval)
+	case c.HeartbeatMisses < 1:
+		return fmt.Errorf("remote: config: HeartbeatMisses is %d, want 1 or more", c.HeartbeatMisses)
+	case c.HandshakeTimeout < 0 || c.DialTimeout < 0:
+		return fmt.Errorf("remote: config: HandshakeTimeout %v / DialTimeout %v: want positive durations", c.HandshakeTimeout, c.DialTimeout)
+	case c.LinkBufferBytes < 0:
+		return fmt.Errorf("remote: config: LinkBufferBytes is %d, want 0 (default) or more", c.LinkBufferBytes)
+	case c.PoolSize < PoolDisabled || c.PoolSize > 4096:
+		return fmt.Errorf("remote: config: PoolSize is %d, want a positive number up to 4096, 0 (GOMAXPROCS) or PoolDisabled (-1)", c.PoolSize)
+	case (c.TLSServer == nil) != (c.TLSClient == nil):
+		return fmt.Errorf("remote: config: TLSServer and TLSClient must be set together")
+	case c.SendPolicy != actor.Block && c.SendPolicy != actor.FailFast:
+		return fmt.Errorf("remote: config: SendPolicy is %d, want Block or FailFast", int(c.SendPolicy))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("remote: config: Listen %q: %w", c.Listen, err)
+	}
+	return nil
+}
+
+// poolSize is the advertised pool size (0 when disabled).
+func (c Config) poolSize() int {
+	if c.PoolSize == PoolDisabled {
+		return 0
+	}
+	return c.PoolSize
+}

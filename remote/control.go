@@ -1,0 +1,107 @@
+package remote
+
+import "github.com/mailroom-go/mailroom/actor"
+
+// ControlOp is the operation of a control frame.
+type ControlOp uint8
+
+const (
+	// CtlWatch: Watcher (on the writer) watches Target (on the reader).
+	CtlWatch ControlOp = 1
+	// CtlUnwatch cancels a CtlWatch.
+	CtlUnwatch ControlOp = 2
+	// CtlTerminated: Target (on the writer) ended; Watcher is on the reader.
+	// Status/Code/Message carry the reason (StatusOK = a normal stop).
+	CtlTerminated ControlOp = 3
+	// CtlAnnounce: the writer's draining flag and metadata (services).
+	CtlAnnounce  ControlOp = 4
+	maxControlOp           = CtlAnnounce
+)
+
+// Control is the body of a control frame.
+type Control struct {
+	Op       ControlOp
+	Watcher  actor.PID
+	Target   actor.PID
+	Status   Status
+	Code     string
+	Message  string
+	Draining bool
+	Meta     map[string]string
+}
+
+// maxMetaEntries bounds an announce so a hostile peer cannot make us
+// build a huge map from a small frame... the frame size bounds it too.
+const maxMetaEntries = 4096
+
+func (e *ends) appendControl(dst []byte, c *Control) []byte {
+	dst = append(dst, byte(c.Op))
+	switch c.Op {
+	case CtlWatch, CtlUnwatch:
+		dst = e.appendPID(dst, c.Watcher)
+		dst = e.appendPID(dst, c.Target)
+	case CtlTerminated:
+		dst = e.appendPID(dst, c.Watcher)
+		dst = e.appendPID(dst, c.Target)
+		dst = append(dst, byte(c.Status))
+		dst = appendString(dst, c.Code)
+		dst = appendString(dst, c.Message)
+	case CtlAnnounce:
+		if c.Draining {
+			dst = append(dst, 1)
+		} else {
+			dst = append(dst, 0)
+		}
+		dst = appendUvarint(dst, uint64(len(c.Meta)))
+		for k, v := range c.Meta {
+			dst = appendString(dst, k)
+			dst = appendString(dst, v)
+		}
+	}
+	return dst
+}
+
+func (e *ends) readControl(d *dec) *Control {
+	c := &Control{Op: ControlOp(d.u8("control op"))}
+	switch c.Op {
+	case CtlWatch, CtlUnwatch:
+		c.Watcher = e.readPID(d)
+		c.Target = e.readPID(d)
+	case CtlTerminated:
+		c.Watcher = e.readPID(d)
+		c.Target = e.readPID(d)
+		c.Status = Status(d.u8("status"))
+		if c.Status > maxStatus && d.err == nil {
+			d.malformed("terminated status %d", c.Status)
+		}
+		c.Code = d.str("code")
+		c.Message = d.str("message")
+	case CtlAnnounce:
+		switch v := d.u8("draining"); v {
+		case 0, 1:
+			c.Draining = v == 1
+		default:
+			d.malformed("draining flag %d", v)
+		}
+		n := d.uvarint("meta count")
+		if n > maxMetaEntries && d.err == nil {
+			d.malformed("%d meta entries (max %d)", n, maxMetaEntries)
+		}
+		if d.err == nil && n > 0 {
+			c.Meta = make(map[string]string, min(n, 64))
+			for range n {
+				k := d.str("meta key")
+				v := d.str("meta value")
+				if d.err != nil {
+					break
+				}
+				c.Meta[k] = v
+			}
+		}
+	default:
+		if d.err == nil {
+			d.malformed("control op %d", c.Op)
+		}
+	}
+	return c
+}

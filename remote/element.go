@@ -1,0 +1,297 @@
+package remote
+
+import (
+	"fmt"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+// Element is one decoded message: a whole frame, or one entry of a batch.
+// Byte fields alias the frame buffer they were decoded from; they are
+// valid until the next frame is read.
+type Element struct {
+	Kind     Kind
+	ID       uint64    // call, request, reply, cancel: the caller's id
+	Deadline int64     // call, request: absolute deadline, Unix ns; 0 = none
+	To       actor.PID // send, request: the target, unless ToName is set
+	ToName   string    // send, request: a registered name on the receiver
+	Sender   actor.PID // send, request: the sending actor (zero if none)
+	Fn       string    // cast, call: the function name
+	Type     string    // payload message full name ("" = no payload)
+	Payload  []byte    // payload bytes (protobuf)
+	Status   Status    // reply
+	Code     string    // reply: error code
+	Message  string    // reply: error text
+	Control  *Control  // control frames
+	Reason   string    // goodbye
+}
+
+// Status is a reply's outcome class on the wire.
+type Status uint8
+
+const (
+	StatusOK       Status = 0 // Type/Payload hold the result
+	StatusRejected Status = 1 // the handler returned an error: Code, Message
+	StatusPanic    Status = 2 // the handler panicked: Message
+	StatusError    Status = 3 // the runtime refused or failed: Code names a sentinel
+	maxStatus             = StatusError
+)
+
+// ends are the two identities of a link, from the point of view of the
+// side encoding or decoding: PIDs of either end travel as a tag and an ID.
+type ends struct {
+	selfNode string
+	selfInc  uint64
+	peerNode string
+	peerInc  uint64
+}
+
+const (
+	pidZero     = 0
+	pidWriter   = 1 // the node that wrote the frame
+	pidReader   = 2 // the node that reads the frame
+	pidExplicit = 3
+)
+
+func (e *ends) appendPID(dst []byte, p actor.PID) []byte {
+	switch {
+	case p.IsZero():
+		return append(dst, pidZero)
+	case p.Node == e.selfNode && p.Incarnation == e.selfInc:
+		return appendUvarint(append(dst, pidWriter), p.ID)
+	case p.Node == e.peerNode && p.Incarnation == e.peerInc:
+		return appendUvarint(append(dst, pidReader), p.ID)
+	}
+	dst = appendString(append(dst, pidExplicit), p.Node)
+	dst = appendU64(dst, p.Incarnation)
+	return appendUvarint(dst, p.ID)
+}
+
+func (e *ends) readPID(d *dec) actor.PID {
+	switch tag := d.u8("pid tag"); tag {
+	case pidZero:
+		return actor.PID{}
+	case pidWriter:
+		return actor.PID{Node: e.peerNode, Incarnation: e.peerInc, ID: d.uvarint("pid id")}
+	case pidReader:
+		return actor.PID{Node: e.selfNode, Incarnation: e.selfInc, ID: d.uvarint("pid id")}
+	case pidExplicit:
+		node := d.str("pid node")
+		inc := d.u64("pid incarnation")
+		return actor.PID{Node: node, Incarnation: inc, ID: d.uvarint("pid id")}
+	default:
+		d.malformed("pid tag %d", tag)
+		return actor.PID{}
+	}
+}
+
+const (
+	targetPID  = 0
+	targetName = 1
+)
+
+func (e *ends) appendTarget(dst []byte, to actor.PID, name string) []byte {
+	if name != "" {
+		return appendString(append(dst, targetName), name)
+	}
+	return e.appendPID(append(dst, targetPID), to)
+}
+
+func (e *ends) readTarget(d *dec, el *Element) {
+	switch tag := d.u8("target tag"); tag {
+	case targetPID:
+		el.To = e.readPID(d)
+	case targetName:
+		el.ToName = d.str("target name")
+		if el.ToName == "" && d.err == nil {
+			d.malformed("empty target name")
+		}
+	default:
+		d.malformed("target tag %d", tag)
+	}
+}
+
+// appendBody encodes el's body (no kind, no length) for its kind.
+func (e *ends) appendBody(dst []byte, el *Element) []byte {
+	switch el.Kind {
+	case KindSend:
+		dst = e.appendTarget(dst, el.To, el.ToName)
+		dst = e.appendPID(dst, el.Sender)
+		dst = appendString(dst, el.Type)
+		dst = appendBytes(dst, el.Payload)
+	case KindCast:
+		dst = appendString(dst, el.Fn)
+		dst = appendString(dst, el.Type)
+		dst = appendBytes(dst, el.Payload)
+	case KindCall:
+		dst = appendUvarint(dst, el.ID)
+		dst = appendVarint(dst, el.Deadline)
+		dst = appendString(dst, el.Fn)
+		dst = appendString(dst, el.Type)
+		dst = appendBytes(dst, el.Payload)
+	case KindRequest:
+		dst = appendUvarint(dst, el.ID)
+		dst = appendVarint(dst, el.Deadline)
+		dst = e.appendTarget(dst, el.To, el.ToName)
+		dst = e.appendPID(dst, el.Sender)
+		dst = appendString(dst, el.Type)
+		dst = appendBytes(dst, el.Payload)
+	case KindReply:
+		dst = appendUvarint(dst, el.ID)
+		dst = append(dst, byte(el.Status))
+		if el.Status == StatusOK {
+			dst = appendString(dst, el.Type)
+			dst = appendBytes(dst, el.Payload)
+		} else {
+			dst = appendString(dst, el.Code)
+			dst = appendString(dst, el.Message)
+		}
+	case KindCancel:
+		dst = appendUvarint(dst, el.ID)
+	case KindPing, KindPong:
+	case KindControl:
+		dst = e.appendControl(dst, el.Control)
+	case KindGoodbye:
+		dst = appendString(dst, el.Reason)
+	}
+	return dst
+}
+
+// AppendFrame encodes el as one whole frame.
+func (e *ends) appendFrame(dst []byte, el *Element) []byte {
+	dst, start := beginFrame(dst, el.Kind)
+	dst = e.appendBody(dst, el)
+	return endFrame(dst, start)
+}
+
+// appendElement encodes el as one batch entry: kind, body length, body.
+func (e *ends) appendElement(dst []byte, el *Element) []byte {
+	dst = append(dst, byte(el.Kind))
+	// Reserve a fixed 4-byte length: cheaper than encoding twice.
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = e.appendBody(dst, el)
+	putU32(dst[at:], uint32(len(dst)-at-4))
+	return dst
+}
+
+func putU32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+}
+func getU32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// decodeBody decodes the body of a frame or element of kind k.
+func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
+	*el = Element{Kind: k}
+	d := dec{b: body}
+	switch k {
+	case KindSend:
+		e.readTarget(&d, el)
+		el.Sender = e.readPID(&d)
+		el.Type = d.str("type")
+		el.Payload = d.bytes("payload")
+	case KindCast:
+		el.Fn = d.str("function")
+		el.Type = d.str("type")
+		el.Payload = d.bytes("payload")
+	case KindCall:
+		el.ID = d.uvarint("id")
+		el.Deadline = d.varint("deadline")
+		el.Fn = d.str("function")
+		el.Type = d.str("type")
+		el.Payload = d.bytes("payload")
+	case KindRequest:
+		el.ID = d.uvarint("id")
+		el.Deadline = d.varint("deadline")
+		e.readTarget(&d, el)
+		el.Sender = e.readPID(&d)
+		el.Type = d.str("type")
+		el.Payload = d.bytes("payload")
+	case KindReply:
+		el.ID = d.uvarint("id")
+		el.Status = Status(d.u8("status"))
+		if el.Status > maxStatus && d.err == nil {
+			d.malformed("reply status %d", el.Status)
+		}
+		if el.Status == StatusOK {
+			el.Type = d.str("type")
+			el.Payload = d.bytes("payload")
+		} else {
+			el.Code = d.str("code")
+			el.Message = d.str("message")
+		}
+	case KindCancel:
+		el.ID = d.uvarint("id")
+	case KindPing, KindPong:
+	case KindControl:
+		el.Control = e.readControl(&d)
+	case KindGoodbye:
+		el.Reason = d.str("reason")
+	case KindBatch:
+		d.malformed("a batch inside a batch")
+	default:
+		return fmt.Errorf("%w 0x%02x", ErrUnknownKind, uint8(k))
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.malformed("%d trailing bytes after %s", len(d.b), k)
+	}
+	return d.err
+}
+
+// batchIter walks the entries of a batch frame body.
+type batchIter struct {
+	d     dec
+	left  uint64
+	ends  *ends
+	index int
+}
+
+func (e *ends) newBatchIter(body []byte) (*batchIter, error) {
+	it := &batchIter{d: dec{b: body}, ends: e}
+	it.left = it.d.uvarint("batch count")
+	if it.d.err != nil {
+		return nil, it.d.err
+	}
+	// Each entry takes at least 5 bytes: refuse impossible counts early.
+	if it.left > uint64(len(it.d.b))/5+1 {
+		return nil, fmt.Errorf("%w: batch claims %d entries in %d bytes", ErrMalformed, it.left, len(it.d.b))
+	}
+	return it, nil
+}
+
+// next decodes the next entry into el; ok is false at the end.
+func (it *batchIter) next(el *Element) (ok bool, err error) {
+	if it.left == 0 {
+		if len(it.d.b) != 0 {
+			return false, fmt.Errorf("%w: %d trailing bytes after batch", ErrMalformed, len(it.d.b))
+		}
+		return false, nil
+	}
+	it.left--
+	it.index++
+	k := Kind(it.d.u8("entry kind"))
+	if len(it.d.b) < 4 && it.d.err == nil {
+		it.d.fail("entry length")
+	}
+	if it.d.err != nil {
+		return false, it.d.err
+	}
+	n := getU32(it.d.b)
+	it.d.b = it.d.b[4:]
+	if uint64(n) > uint64(len(it.d.b)) {
+		return false, fmt.Errorf("%w: batch entry %d claims %d bytes, %d left", ErrTruncated, it.index, n, len(it.d.b))
+	}
+	body := it.d.b[:n:n]
+	it.d.b = it.d.b[n:]
+	switch k {
+	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
+	default:
+		return false, fmt.Errorf("%w: %s is not allowed in a batch", ErrMalformed, k)
+	}
+	if err := it.ends.decodeBody(k, body, el); err != nil {
+		return false, fmt.Errorf("batch entry %d: %w", it.index, err)
+	}
+	return true, nil
+}

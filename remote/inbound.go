@@ -1,0 +1,273 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
+)
+
+// errGoodbye closes a link whose peer said goodbye.
+var errGoodbye = errors.New("remote: peer said goodbye")
+
+// dispatch handles one frame from l. An error closes l (bad input from
+// that peer); the node keeps serving every other link.
+func (n *Node) dispatch(l *link, k Kind, body []byte) error {
+	if k == KindBatch {
+		it, err := l.ends.newBatchIter(body)
+		if err != nil {
+			return n.badInput(l, err)
+		}
+		var el Element
+		for {
+			ok, err := it.next(&el)
+			if err != nil {
+				return n.badInput(l, err)
+			}
+			if !ok {
+				return nil
+			}
+			if err := n.handle(l, &el); err != nil {
+				return err
+			}
+		}
+	}
+	var el Element
+	if err := l.ends.decodeBody(k, body, &el); err != nil {
+		return n.badInput(l, err)
+	}
+	return n.handle(l, &el)
+}
+
+func (n *Node) badInput(l *link, err error) error {
+	n.stats.badFrames.Add(1)
+	return fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)
+}
+
+func (n *Node) handle(l *link, el *Element) error {
+	switch el.Kind {
+	case KindSend:
+		n.inSend(l, el)
+	case KindCast:
+		n.inCast(l, el)
+	case KindCall:
+		n.inCall(l, el)
+	case KindRequest:
+		n.inRequest(l, el)
+	case KindReply:
+		n.inReply(l, el)
+	case KindCancel:
+		l.peer.cancelRunning(el.ID)
+	case KindPing:
+		_, _ = l.enqueueEl(&Element{Kind: KindPong}, false, nil)
+	case KindPong:
+	case KindControl:
+		n.inControl(l, el.Control)
+	case KindGoodbye:
+		go n.incarnationGone(l.peer, fmt.Errorf("%s left: %s", l.peer.name, el.Reason))
+		return errGoodbye
+	}
+	return nil
+}
+
+func (n *Node) inSend(l *link, el *Element) {
+	n.stats.received.Add(1)
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	to := el.To
+	if el.ToName != "" {
+		to = actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
+	}
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
+		n.sys.DeadLetter(to, el.Sender, el.Type, err)
+		return
+	}
+	if el.ToName != "" {
+		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, nil)
+	} else {
+		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, nil)
+	}
+	if err != nil {
+		n.sys.DeadLetter(to, el.Sender, msg, err)
+	}
+}
+
+func (n *Node) inCast(l *link, el *Element) {
+	n.stats.received.Add(1)
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		n.sys.DeadLetter(actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		return
+	}
+	n.sys.CastLocal(context.Background(), el.Fn, msg)
+}
+
+// refuse answers a call or request that will not run.
+func (n *Node) refuse(l *link, id uint64, op, target string, reason error) {
+	n.sendReply(l, id, nil, actor.NewError(op, n.sys.Name(), n.sys.Incarnation(), target, reason))
+}
+
+func (n *Node) inCall(l *link, el *Element) {
+	n.stats.received.Add(1)
+	p, id, fn := l.peer, el.ID, el.Fn
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		n.refuse(l, id, "call", fn, err)
+		return
+	}
+	h, ok := n.sys.Function(fn)
+	switch {
+	case !ok:
+		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
+		return
+	case n.isDraining():
+		n.refuse(l, id, "call", fn, actor.ErrDraining)
+		return
+	case el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline:
+		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if el.Deadline != 0 {
+		ctx, cancel = context.WithDeadline(context.Background(), time.Unix(0, el.Deadline))
+	}
+	if !p.track(id, cancel) {
+		cancel()
+		return // the caller's incarnation is gone: nobody to answer
+	}
+	n.running.Add(1)
+	go func() {
+		defer n.running.Done()
+		defer cancel()
+		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
+		p.untrack(id)
+		n.sendReply(l, id, res, err)
+	}()
+}
+
+func (n *Node) inRequest(l *link, el *Element) {
+	n.stats.received.Add(1)
+	target := el.To.String()
+	if el.ToName != "" {
+		target = fmt.Sprintf("name %q", el.ToName)
+	}
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		n.refuse(l, el.ID, "request", target, err)
+		return
+	}
+	if el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline {
+		n.refuse(l, el.ID, "request", target, actor.ErrDeadlineExceeded)
+		return
+	}
+	r := &remoteReplier{n: n, l: l, id: el.ID}
+	if el.ToName != "" {
+		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, r)
+	} else {
+		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, r)
+	}
+	if err != nil {
+		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+	}
+}
+
+// remoteReplier answers a remote request once.
+type remoteReplier struct {
+	n    *Node
+	l    *link
+	id   uint64
+	done atomic.Bool
+}
+
+func (r *remoteReplier) Reply(msg any, err error) {
+	if r.done.CompareAndSwap(false, true) {
+		r.n.sendReply(r.l, r.id, msg, err)
+	}
+}
+
+// Completed lets the actor core prune answered requests.
+func (r *remoteReplier) Completed() bool { return r.done.Load() }
+
+// sendReply encodes and routes a reply to the caller's incarnation (the
+// peer of l): through its pool when one is published for exactly that
+// incarnation, else on l itself; if both are gone it is a dead letter.
+func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
+	el := Element{Kind: KindReply, ID: id}
+	if err != nil {
+		errorReply(&el, err)
+	} else if typ, b, merr := marshal(msg); merr != nil {
+		errorReply(&el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", merr))
+		el.Code += mayHaveSuffix // it ran; only its answer could not travel
+	} else {
+		el.Type, el.Payload = typ, b
+	}
+	p := l.peer
+	if path := n.route(p.name); path != nil && path.Incarnation() == p.inc {
+		if err := path.Enqueue(actor.PID{}, &el, nil, true); err == nil {
+			n.stats.repliesPooled.Add(1)
+			return
+		}
+	}
+	if !l.isClosed() {
+		if _, err := l.enqueueEl(&el, true, nil); err == nil {
+			n.stats.repliesNative.Add(1)
+			return
+		}
+	}
+	if alt := p.anyLink(); alt != nil {
+		if _, err := alt.enqueueEl(&el, true, nil); err == nil {
+			n.stats.repliesNative.Add(1)
+			return
+		}
+	}
+	n.stats.repliesDropped.Add(1)
+	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+}
+
+func (n *Node) inReply(l *link, el *Element) {
+	pc := l.peer.takePending(el.ID)
+	if pc == nil {
+		n.stats.lateReplies.Add(1)
+		return
+	}
+	raw := &rawReply{status: el.Status, typ: el.Type, code: el.Code, message: el.Message}
+	if len(el.Payload) > 0 {
+		raw.payload = append([]byte(nil), el.Payload...)
+	}
+	pc.f.Reply(raw, nil)
+}
+
+func (n *Node) inControl(l *link, c *Control) {
+	switch c.Op {
+	case CtlWatch:
+		n.sys.WatchLocal(c.Watcher, c.Target)
+	case CtlUnwatch:
+		n.sys.UnwatchLocal(c.Watcher, c.Target)
+	case CtlTerminated:
+		l.peer.removeWatch(c.Watcher, c.Target)
+		var reason error
+		if c.Status != StatusOK || c.Code != "" {
+			el := Element{Status: c.Status, Code: c.Code, Message: c.Message}
+			reason = replyError(&el, "actor", l.peer, c.Target.String())
+		}
+		n.sys.NotifyTerminated(c.Watcher, c.Target, reason)
+	case CtlAnnounce:
+		l.peer.setAnnounce(c.Draining, c.Meta)
+		if h := n.hooks.Load(); h != nil && h.OnAnnounce != nil {
+			h.OnAnnounce(l.peer.info(), c.Draining, c.Meta)
+		}
+	}
+}
+
+// decodeArg is used by tests and the pool worker: payload to message.
+func (n *Node) decodeArg(el *Element) (proto.Message, error) {
+	return unmarshal(n.sys.Types(), el.Type, el.Payload)
+}

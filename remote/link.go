@@ -1,0 +1,252 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+// errLinkClosed is returned when writing to a link that has closed.
+var errLinkClosed = errors.New("remote: link closed")
+
+// link is one authenticated connection. Writers append encoded frames to
+// its buffer; one writer goroutine hands everything waiting to the kernel
+// in one write. One reader goroutine decodes frames and dispatches them.
+// Frames carry a sequence number so that, when the link dies, the runtime
+// knows which ones never left this process (ErrNotSent) and which did
+// (ErrNodeDown).
+type link struct {
+	node     *Node
+	conn     net.Conn
+	role     uint8
+	worker   uint32
+	outbound bool // dialed by this node
+	ends     ends
+	peer     *peer
+	limit    int // buffered bytes before writers block or fail
+
+	mu       sync.Mutex // protects following
+	buf      []byte
+	spare    []byte
+	seq      uint64 // frames appended
+	closed   bool
+	closeErr error
+	room     chan struct{} // closed when the buffer drains; nil if nobody waits
+
+	wake     chan struct{} // one slot: the writer has work
+	flushed  atomic.Uint64 // frames handed to the kernel
+	lastRead atomic.Int64  // unix ns
+	lastSent atomic.Int64  // unix ns
+	stats    linkStats
+	done     chan struct{} // closed when reader and writer have exited
+	wg       sync.WaitGroup
+}
+
+type linkStats struct {
+	framesOut, bytesOut, framesIn, bytesIn atomic.Uint64
+}
+
+func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer) *link {
+	now := time.Now().UnixNano()
+	l := &link{
+		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
+		limit: n.cfg.LinkBufferBytes,
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	l.lastRead.Store(now)
+	l.lastSent.Store(now)
+	return l
+}
+
+func (l *link) String() string {
+	dir := "in"
+	if l.outbound {
+		dir = "out"
+	}
+	role := "native"
+	if l.role == rolePool {
+		role = fmt.Sprintf("pool/%d", l.worker)
+	}
+	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.peerNode, l.ends.peerInc)
+}
+
+// start runs the reader and writer; dispatch handles each frame.
+func (l *link) start(dispatch func(*link, Kind, []byte) error) {
+	l.wg.Add(2)
+	l.node.linkWG.Add(1)
+	go l.writeLoop()
+	go l.readLoop(dispatch)
+	go func() {
+		l.wg.Wait()
+		close(l.done)
+		l.node.linkWG.Done()
+	}()
+}
+
+// enqueue appends one or more encoded frames (nframes of them). With
+// block, a full buffer makes the caller wait; without, it fails with
+// actor.ErrOverloaded. It returns the sequence number of the last frame.
+func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Uint64) (uint64, error) {
+	l.mu.Lock()
+	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > l.limit {
+		if !block {
+			l.mu.Unlock()
+			return 0, actor.ErrOverloaded
+		}
+		if l.room == nil {
+			l.room = make(chan struct{})
+		}
+		room := l.room
+		l.mu.Unlock()
+		<-room
+		l.mu.Lock()
+	}
+	if l.closed {
+		l.mu.Unlock()
+		return 0, errLinkClosed
+	}
+	wasEmpty := len(l.buf) == 0
+	l.buf = append(l.buf, frames...)
+	l.seq += uint64(nframes)
+	seq := l.seq
+	if seqOut != nil {
+		seqOut.Store(seq) // before the writer can see the frame
+	}
+	l.mu.Unlock()
+	if wasEmpty {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+	return seq, nil
+}
+
+// enqueueEl encodes one element as a frame and enqueues it; seqOut, if
+// not nil, receives its sequence number.
+func (l *link) enqueueEl(el *Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
+	b := getBuf()
+	b.b = l.ends.appendFrame(b.b[:0], el)
+	if len(b.b)-frameHeader > l.node.cfg.MaxFrameSize {
+		putBuf(b)
+		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-frameHeader, l.node.cfg.MaxFrameSize)
+	}
+	seq, err := l.enqueue(b.b, 1, block, seqOut)
+	putBuf(b)
+	return seq, err
+}
+
+func (l *link) writeLoop() {
+	defer l.wg.Done()
+	for {
+		<-l.wake
+		l.mu.Lock()
+		if len(l.buf) == 0 {
+			closed := l.closed
+			l.mu.Unlock()
+			if closed {
+				return
+			}
+			continue
+		}
+		out, seq := l.buf, l.seq
+		l.buf, l.spare = l.spare[:0], nil
+		if l.room != nil {
+			close(l.room)
+			l.room = nil
+		}
+		l.mu.Unlock()
+		_, err := l.conn.Write(out)
+		if err != nil {
+			l.close(fmt.Errorf("write: %w", err))
+			return
+		}
+		l.flushed.Store(seq)
+		l.lastSent.Store(time.Now().UnixNano())
+		l.stats.bytesOut.Add(uint64(len(out)))
+		l.mu.Lock()
+		if cap(out) <= 1<<20 {
+			l.spare = out[:0]
+		}
+		l.mu.Unlock()
+	}
+}
+
+func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
+	defer l.wg.Done()
+	fr := newFrameReader(l.conn, l.node.cfg.MaxFrameSize)
+	for {
+		k, body, err := fr.next()
+		if err != nil {
+			l.close(readErr(err))
+			return
+		}
+		l.lastRead.Store(time.Now().UnixNano())
+		l.stats.framesIn.Add(1)
+		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
+		if err := dispatch(l, k, body); err != nil {
+			l.close(err)
+			return
+		}
+	}
+}
+
+func readErr(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, net.ErrClosed):
+		return errLinkClosed
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("read timeout: %w", err)
+	}
+	return err
+}
+
+// close ends the link once, with a reason; the node fails what was
+// pinned to it.
+func (l *link) close(reason error) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed, l.closeErr = true, reason
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+	l.buf = nil
+	l.mu.Unlock()
+	_ = l.conn.Close()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	l.node.linkDown(l, reason)
+}
+
+func (l *link) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// bufPool recycles encoding scratch buffers.
+type scratch struct{ b []byte }
+
+var bufPool = sync.Pool{New: func() any { return &scratch{b: make([]byte, 0, 512)} }}
+
+func getBuf() *scratch { return bufPool.Get().(*scratch) }
+
+func putBuf(s *scratch) {
+	if cap(s.b) > 256<<10 {
+		return
+	}
+	bufPool.Put(s)
+}

@@ -1,0 +1,51 @@
+package remote
+
+import (
+	"fmt"
+	"time"
+)
+
+// livenessLoop is the node's one liveness watcher: it sends heartbeats on
+// idle links and closes links that have been silent for HeartbeatMisses
+// intervals. Closing a link fails what was pinned to it at once; the
+// failures are delivered to each caller's own channel.
+func (n *Node) livenessLoop() {
+	defer n.wg.Done()
+	every := n.cfg.HeartbeatInterval / 4
+	if every < 5*time.Millisecond {
+		every = 5 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case now := <-t.C:
+			n.checkLinks(now)
+		}
+	}
+}
+
+func (n *Node) checkLinks(now time.Time) {
+	interval := n.cfg.HeartbeatInterval
+	silentLimit := interval * time.Duration(n.cfg.HeartbeatMisses)
+	for _, p := range n.livePeers() {
+		p.mu.Lock()
+		links := make([]*link, 0, len(p.links))
+		for l := range p.links {
+			links = append(links, l)
+		}
+		p.mu.Unlock()
+		for _, l := range links {
+			if silent := now.Sub(time.Unix(0, l.lastRead.Load())); silent > silentLimit {
+				l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
+				continue
+			}
+			if now.Sub(time.Unix(0, l.lastSent.Load())) >= interval {
+				l.lastSent.Store(now.UnixNano()) // one ping per interval
+				_, _ = l.enqueueEl(&Element{Kind: KindPing}, false, nil)
+			}
+		}
+	}
+}

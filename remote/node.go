@@ -1,0 +1,398 @@
+package remote
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
+)
+
+// Node is the remote layer of one System: it listens, dials, keeps one
+// native link per peer incarnation in each direction, and carries Send,
+// Request, Cast, Call and Watch to other nodes (it is the System's
+// actor.Transport).
+type Node struct {
+	sys    *actor.System
+	cfg    Config
+	log    *slog.Logger
+	cookie []byte
+	ln     net.Listener
+	addr   string
+	disc   discovery.Provider
+
+	mu       sync.Mutex // protects following
+	slots    map[string]*slot
+	inbound  map[*link]struct{} // links accepted and not yet attached
+	draining bool
+	closing  bool
+
+	nextID  atomic.Uint64
+	stats   nodeStats
+	hooks   atomic.Pointer[Hooks]
+	running sync.WaitGroup // inbound calls executing here
+	wg      sync.WaitGroup // accept, liveness, handshakes
+	linkWG  sync.WaitGroup // every link's reader and writer
+	stop    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+// slot is what this node knows about one node name.
+type slot struct {
+	name    string
+	addr    string
+	member  discovery.Member
+	cur     *peer                // the live incarnation, nil if none known
+	dialing chan struct{}        // non-nil while a dial runs
+	tomb    map[uint64]time.Time // incarnations declared gone
+}
+
+// Start attaches the remote layer to sys: it listens, starts discovery,
+// and makes every operation on a PID or node elsewhere go over the wire.
+// System.Stop stops it (drain, goodbye, close links, deregister).
+func Start(sys *actor.System, cfg Config) (*Node, error) {
+	cfg, err := cfg.withDefaults(sys)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"),
+		cookie:  []byte(cfg.Cookie),
+		slots:   make(map[string]*slot),
+		inbound: make(map[*link]struct{}),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("remote: listen %s: %w", cfg.Listen, err)
+	}
+	n.ln = ln
+	n.addr = cfg.Advertise
+	if n.addr == "" {
+		n.addr = ln.Addr().String()
+	}
+	n.disc = cfg.Discovery
+	if n.disc == nil {
+		st, err := discovery.NewStatic(cfg.Seeds...)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("remote: seeds: %w", err)
+		}
+		n.disc = st
+	}
+	sys.SetTransport(n)
+	sys.OnStop(n.shutdown)
+	n.wg.Add(2)
+	go n.acceptLoop()
+	go n.livenessLoop()
+	if err := n.disc.Start(context.Background(), n.self(), n.onMember); err != nil {
+		n.closeAll()
+		return nil, fmt.Errorf("remote: start discovery: %w", err)
+	}
+	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolSize())
+	return n, nil
+}
+
+// Addr is the address other nodes dial to reach this one.
+func (n *Node) Addr() string { return n.addr }
+
+// System is the node's actor system.
+func (n *Node) System() *actor.System { return n.sys }
+
+// Config is the configuration in effect.
+func (n *Node) Config() Config { return n.cfg }
+
+func (n *Node) self() discovery.Member {
+	n.mu.Lock()
+	draining := n.draining
+	n.mu.Unlock()
+	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolSize: n.cfg.poolSize(), Draining: draining}
+}
+
+func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
+	return hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolSize()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+}
+
+// slotLocked returns the slot for name, creating it. Under n.mu.
+func (n *Node) slotLocked(name string) *slot {
+	s := n.slots[name]
+	if s == nil {
+		s = &slot{name: name, tomb: make(map[uint64]time.Time)}
+		n.slots[name] = s
+	}
+	return s
+}
+
+// onMember applies a discovery event.
+func (n *Node) onMember(ev discovery.Event) {
+	m := ev.Member
+	if m.Node == n.sys.Name() {
+		if ev.Type == discovery.MemberDown && m.Incarnation == n.sys.Incarnation() {
+			n.log.Error("the cluster declared this node incarnation dead; stopping it", "incarnation", strconv.FormatUint(m.Incarnation, 16))
+			go n.sys.Stop(context.Background())
+		}
+		return
+	}
+	n.mu.Lock()
+	s := n.slotLocked(m.Node)
+	var gone *peer
+	switch ev.Type {
+	case discovery.MemberUp, discovery.MemberUpdated:
+		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
+			break
+		}
+		if m.Addr != "" {
+			s.addr = m.Addr
+		}
+		s.member = m
+		if s.cur != nil && m.Incarnation != 0 && s.cur.inc != m.Incarnation {
+			gone = s.cur // a newer incarnation is up: the old one is gone
+		}
+	case discovery.MemberDown:
+		if m.Incarnation == 0 {
+			break
+		}
+		s.tomb[m.Incarnation] = time.Now()
+		if s.cur != nil && s.cur.inc == m.Incarnation {
+			gone = s.cur
+		}
+	}
+	n.mu.Unlock()
+	if gone != nil {
+		n.incarnationGone(gone, fmt.Errorf("discovery reports incarnation %016x of %s %s", gone.inc, gone.name, ev.Type))
+	}
+	if h := n.hooks.Load(); h != nil && h.OnMember != nil {
+		h.OnMember(ev)
+	}
+}
+
+func (n *Node) acceptLoop() {
+	defer n.wg.Done()
+	for {
+		conn, err := n.ln.Accept()
+		if err != nil {
+			select {
+			case <-n.stop:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			n.log.Warn("accept failed", "err", err)
+			continue
+		}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.accept(conn)
+		}()
+	}
+}
+
+// accept authenticates an inbound connection and attaches it.
+func (n *Node) accept(conn net.Conn) {
+	if n.cfg.TLSServer != nil {
+		tc := tls.Server(conn, n.cfg.TLSServer)
+		_ = tc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
+		if err := tc.Handshake(); err != nil {
+			n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "reason", "tls: "+err.Error())
+			conn.Close()
+			return
+		}
+		conn = tc
+	}
+	self := n.helloFor(roleNative, 0, "", 0)
+	cli, err := serverHandshake(conn, n.cookie, self, n.cfg.HandshakeTimeout, n.checkClient)
+	if err != nil {
+		n.stats.handshakeFailures.Add(1)
+		n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "peer", cli.Node, "reason", err)
+		conn.Close()
+		return
+	}
+	if err := n.attach(conn, cli, false); err != nil {
+		n.log.Warn("link dropped after handshake", "peer", cli.Node, "reason", err)
+		conn.Close()
+	}
+}
+
+// checkClient refuses a client hello for a reason, or returns "".
+func (n *Node) checkClient(h *hello) string {
+	me, inc := n.sys.Name(), n.sys.Incarnation()
+	n.mu.Lock()
+	closing := n.closing
+	var dead bool
+	if s := n.slots[h.Node]; s != nil {
+		_, dead = s.tomb[h.Inc]
+	}
+	n.mu.Unlock()
+	switch {
+	case closing:
+		return "node " + me + " is shutting down"
+	case h.Node == me:
+		return fmt.Sprintf("name clash: this node is already %q", me)
+	case h.Node == "":
+		return "empty node name"
+	case h.WantNode != "" && h.WantNode != me:
+		return fmt.Sprintf("wrong node: this is %q, not %q", me, h.WantNode)
+	case h.WantInc != 0 && h.WantInc != inc:
+		return fmt.Sprintf("stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
+	case dead:
+		return fmt.Sprintf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+	case h.Role == rolePool && n.cfg.PoolSize == PoolDisabled:
+		return "receiver pool disabled on " + me
+	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolSize():
+		return fmt.Sprintf("worker %d out of range: pool size is %d", h.Worker, n.cfg.poolSize())
+	case h.Role != roleNative && h.Role != rolePool:
+		return fmt.Sprintf("unknown link role %d", h.Role)
+	}
+	return ""
+}
+
+// dial connects to addr as role and authenticates.
+func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello, error) {
+	d := net.Dialer{Timeout: n.cfg.DialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, hello{}, err
+	}
+	if n.cfg.TLSClient != nil {
+		tc := tls.Client(conn, n.cfg.TLSClient)
+		_ = tc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, hello{}, fmt.Errorf("tls: %w", err)
+		}
+		_ = tc.SetDeadline(time.Time{})
+		conn = tc
+	}
+	srv, err := clientHandshake(conn, n.cookie, h, n.cfg.HandshakeTimeout)
+	if err != nil {
+		n.stats.handshakeFailures.Add(1)
+		conn.Close()
+		return nil, hello{}, err
+	}
+	return conn, srv, nil
+}
+
+// connect returns the live native outbound link to node, dialing it when
+// there is none. ctx bounds the wait (nil: DialTimeout).
+func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
+		defer cancel()
+	}
+	for {
+		n.mu.Lock()
+		if n.closing {
+			n.mu.Unlock()
+			return nil, nil, actor.ErrStopped
+		}
+		s := n.slots[node]
+		if s == nil || (s.addr == "" && s.cur == nil) {
+			n.mu.Unlock()
+			return nil, nil, fmt.Errorf("%w: no address known for node %q (not in discovery)", actor.ErrUnreachable, node)
+		}
+		if p := s.cur; p != nil {
+			if l := p.outLink(); l != nil {
+				n.mu.Unlock()
+				return p, l, nil
+			}
+		}
+		wait := s.dialing
+		if wait == nil {
+			wait = make(chan struct{})
+			s.dialing = wait
+			addr := s.addr
+			n.mu.Unlock()
+			err := n.dialNative(ctx, node, addr)
+			n.mu.Lock()
+			s.dialing = nil
+			close(wait)
+			n.mu.Unlock()
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: dial %s at %s: %v", actor.ErrUnreachable, node, addr, err)
+			}
+			continue
+		}
+		n.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("%w: waiting for a link to %s: %v", actor.ErrUnreachable, node, ctx.Err())
+		}
+	}
+}
+
+func (n *Node) dialNative(ctx context.Context, node, addr string) error {
+	conn, srv, err := n.dial(ctx, addr, n.helloFor(roleNative, 0, node, 0))
+	if err != nil {
+		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
+		return err
+	}
+	return n.attach(conn, srv, true)
+}
+
+// attach binds an authenticated connection to the peer incarnation it
+// reached, replacing an older incarnation of the same name.
+func (n *Node) attach(conn net.Conn, h hello, outbound bool) error {
+	n.mu.Lock()
+	if n.closing {
+		n.mu.Unlock()
+		return actor.ErrStopped
+	}
+	s := n.slotLocked(h.Node)
+	if _, dead := s.tomb[h.Inc]; dead {
+		n.mu.Unlock()
+		return fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+	}
+	if h.Addr != "" && s.addr == "" {
+		s.addr = h.Addr // a peer that only dialed us can be dialed back
+	}
+	var old *peer
+	p := s.cur
+	if p == nil || p.inc != h.Inc {
+		old = p
+		if old != nil {
+			s.tomb[old.inc] = time.Now()
+		}
+		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
+		s.cur = p
+	}
+	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
+	l := newLink(n, conn, roleNative, outbound, e, p)
+	p.addLink(l)
+	n.mu.Unlock()
+	if old != nil {
+		n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", h.Node, h.Inc))
+	}
+	n.log.Info("link up", "link", l.String())
+	l.start(n.dispatch)
+	if h := n.hooks.Load(); h != nil && h.OnPeer != nil {
+		h.OnPeer(p.info())
+	}
+	return nil
+}
+
+// Connect dials node at addr (when addr is not empty, it is remembered)
+// and waits for the native link. Not needed when discovery knows the node.
+func (n *Node) Connect(ctx context.Context, node, addr string) error {
+	if addr != "" {
+		n.mu.Lock()
+		n.slotLocked(node).addr = addr
+		n.mu.Unlock()
+	}
+	_, _, err := n.connect(ctx, node)
+	return err
+}

@@ -1,0 +1,284 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
+)
+
+// rawReply is a reply as the reader received it; the caller decodes it on
+// its own goroutine so the link's reader only copies bytes.
+type rawReply struct {
+	status  Status
+	typ     string
+	payload []byte
+	code    string
+	message string
+}
+
+// Send implements actor.Transport: fire and forget to a remote PID. On the
+// first contact with a node it waits for the link (DialTimeout).
+func (n *Node) Send(sender, to actor.PID, msg any) error {
+	typ, b, err := marshal(msg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
+	}
+	el := Element{Kind: KindSend, To: to, Sender: sender, Type: typ, Payload: b}
+	return n.oneWay("send", to.Node, to.Incarnation, to.String(), sender, &el)
+}
+
+// SendNamed implements actor.Transport.
+func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
+	target := fmt.Sprintf("name %q", name)
+	typ, b, err := marshal(msg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return actor.NewError("send", node, 0, target, err)
+	}
+	el := Element{Kind: KindSend, ToName: name, Sender: sender, Type: typ, Payload: b}
+	return n.oneWay("send", node, 0, target, sender, &el)
+}
+
+// Cast implements actor.Transport.
+func (n *Node) Cast(node, fn string, arg proto.Message) error {
+	typ, b, err := marshal(arg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return actor.NewError("cast", node, 0, fn, err)
+	}
+	el := Element{Kind: KindCast, Fn: fn, Type: typ, Payload: b}
+	return n.oneWay("cast", node, 0, fn, actor.PID{}, &el)
+}
+
+// oneWay sends a send or cast element: through a pool when one is
+// published for the node's current incarnation, else natively.
+func (n *Node) oneWay(op, node string, wantInc uint64, target string, sender actor.PID, el *Element) error {
+	block := n.cfg.SendPolicy == actor.Block
+	if path := n.route(node); path != nil {
+		{
+			if wantInc != 0 && path.Incarnation() != wantInc {
+				return actor.NewError(op, node, wantInc, target, actor.ErrNoProcess)
+			}
+			err := path.Enqueue(sender, el, nil, block)
+			if err == nil {
+				n.stats.sentPooled.Add(1)
+				return nil
+			}
+			if !errors.Is(err, errPathClosed) {
+				return actor.NewError(op, node, path.Incarnation(), target, err)
+			}
+			// The pool went away under us: fall back to the native path.
+		}
+	}
+	p, l, err := n.connect(nil, node)
+	if err != nil {
+		return actor.NewError(op, node, wantInc, target, err)
+	}
+	if wantInc != 0 && p.inc != wantInc {
+		return actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+	}
+	if _, err := l.enqueueEl(el, block, nil); err != nil {
+		if errors.Is(err, errLinkClosed) {
+			err = actor.ErrNotSent
+		}
+		return actor.NewError(op, node, p.inc, target, err)
+	}
+	n.stats.sentNative.Add(1)
+	return nil
+}
+
+// Request implements actor.Transport.
+func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
+	typ, b, err := marshal(msg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
+	}
+	el := Element{Kind: KindRequest, To: to, Sender: sender, Type: typ, Payload: b}
+	return n.call(ctx, "request", to.Node, to.Incarnation, to.String(), sender, &el)
+}
+
+// RequestNamed implements actor.Transport.
+func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
+	target := fmt.Sprintf("name %q", name)
+	typ, b, err := marshal(msg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return nil, actor.NewError("request", node, 0, target, err)
+	}
+	el := Element{Kind: KindRequest, ToName: name, Sender: sender, Type: typ, Payload: b}
+	return n.call(ctx, "request", node, 0, target, sender, &el)
+}
+
+// Call implements actor.Transport.
+func (n *Node) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
+	typ, b, err := marshal(arg)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		return nil, actor.NewError("call", node, 0, fn, err)
+	}
+	el := Element{Kind: KindCall, Fn: fn, Type: typ, Payload: b}
+	v, err := n.call(ctx, "call", node, 0, fn, actor.PID{}, &el)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := v.(proto.Message)
+	return m, nil
+}
+
+// call sends a call or request pinned to the node's current incarnation
+// and waits for the reply, ctx, or liveness.
+func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, target string, sender actor.PID, el *Element) (any, error) {
+	if d, ok := ctx.Deadline(); ok {
+		el.Deadline = d.UnixNano()
+	}
+	el.ID = n.nextID.Add(1)
+	f := n.sys.NewFuture()
+	pc := &pendingCall{f: f, op: op, target: target}
+	var p *peer
+	if path := n.route(node); path != nil {
+		{
+			p = path.peer()
+			if wantInc != 0 && p.inc != wantInc {
+				return nil, actor.NewError(op, node, wantInc, target, actor.ErrNoProcess)
+			}
+			pc.via = path
+			if !p.addPending(el.ID, pc) {
+				return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
+			}
+			if err := path.Enqueue(sender, el, pc, true); err != nil {
+				p.takePending(el.ID)
+				if !errors.Is(err, errPathClosed) {
+					return nil, actor.NewError(op, node, p.inc, target, err)
+				}
+				p = nil // pool gone: take the native path
+			}
+		}
+	}
+	if p == nil {
+		var l *link
+		var err error
+		p, l, err = n.connect(ctx, node)
+		if err != nil {
+			return nil, actor.NewError(op, node, wantInc, target, err)
+		}
+		if wantInc != 0 && p.inc != wantInc {
+			return nil, actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+		}
+		pc.via = l
+		if !p.addPending(el.ID, pc) {
+			return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
+		}
+		if _, err := l.enqueueEl(el, true, &pc.seq); err != nil {
+			p.takePending(el.ID)
+			if errors.Is(err, errLinkClosed) {
+				err = actor.ErrNotSent
+			}
+			return nil, actor.NewError(op, node, p.inc, target, err)
+		}
+	}
+	v, err := f.Wait(ctx, op, node, p.inc, target, actor.MayHaveExecuted)
+	if err != nil {
+		var ae *actor.Error
+		if ctx.Err() != nil && errors.As(err, &ae) && errors.Is(ae.Err, ctx.Err()) {
+			// Our ctx ended the wait: forget the call and cancel it there.
+			p.takePending(el.ID)
+			if pc.wasSent() {
+				n.sendCancel(p, pc, el.ID)
+			} else {
+				ae.Outcome = actor.NotExecuted
+			}
+		}
+		return nil, err
+	}
+	raw := v.(*rawReply)
+	if raw.status != StatusOK {
+		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
+		return nil, replyError(&el, op, p, target)
+	}
+	m, err := unmarshal(n.sys.Types(), raw.typ, raw.payload)
+	if err != nil {
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: target, Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+	}
+	return m, nil
+}
+
+// sendCancel tells the incarnation that took the call to cancel it.
+func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
+	l, _ := pc.via.(*link)
+	if l == nil || l.isClosed() {
+		l = p.anyLink()
+	}
+	if l == nil {
+		return
+	}
+	_, _ = l.enqueueEl(&Element{Kind: KindCancel, ID: id}, false, nil)
+}
+
+// Watch implements actor.Transport.
+func (n *Node) Watch(watcher, target actor.PID) {
+	p, l, err := n.connect(nil, target.Node)
+	if err != nil {
+		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
+		return
+	}
+	if p.inc != target.Incarnation {
+		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNoProcess))
+		return
+	}
+	if !p.addWatch(watcher, target) {
+		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+		return
+	}
+	el := Element{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: watcher, Target: target}}
+	if _, err := l.enqueueEl(&el, true, nil); err != nil {
+		p.removeWatch(watcher, target)
+		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+	}
+}
+
+// Unwatch implements actor.Transport.
+func (n *Node) Unwatch(watcher, target actor.PID) {
+	p := n.current(target.Node)
+	if p == nil || p.inc != target.Incarnation {
+		return
+	}
+	p.removeWatch(watcher, target)
+	if l := p.anyLink(); l != nil {
+		_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlUnwatch, Watcher: watcher, Target: target}}, false, nil)
+	}
+}
+
+// NotifyTerminated implements actor.Transport: a local actor a remote
+// watcher watched has ended.
+func (n *Node) NotifyTerminated(watcher, pid actor.PID, reason error) {
+	p := n.current(watcher.Node)
+	if p == nil || p.inc != watcher.Incarnation {
+		return // the watcher's incarnation is gone; it learned of it there
+	}
+	l := p.anyLink()
+	if l == nil {
+		return
+	}
+	c := &Control{Op: CtlTerminated, Watcher: watcher, Target: pid}
+	if reason != nil {
+		el := Element{}
+		errorReply(&el, reason)
+		c.Status, c.Code, c.Message = el.Status, el.Code, el.Message
+	}
+	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: c}, false, nil)
+}
+
+// current is the live incarnation of node, or nil.
+func (n *Node) current(node string) *peer {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.slots[node]; s != nil {
+		return s.cur
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// marshal encodes a payload: its full type name and its bytes. nil is no
+// payload.
+func marshal(msg any) (typ string, b []byte, err error) {
+	if msg == nil {
+		return "", nil, nil
+	}
+	pm, ok := msg.(proto.Message)
+	if !ok {
+		return "", nil, fmt.Errorf("%w: %T is not a proto.Message; only protobuf messages cross nodes", actor.ErrBadMessage, msg)
+	}
+	b, err = proto.MarshalOptions{}.Marshal(pm)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: marshal %s: %v", actor.ErrBadMessage, pm.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return string(pm.ProtoReflect().Descriptor().FullName()), b, nil
+}
+
+// unmarshal decodes a payload with the system's type registry.
+func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
+	if typ == "" {
+		if len(b) != 0 {
+			return nil, fmt.Errorf("%w: %d payload bytes without a type", actor.ErrBadMessage, len(b))
+		}
+		return nil, nil
+	}
+	mt, err := types.FindMessageByName(protoreflect.FullName(typ))
+	if err != nil {
+		return nil, fmt.Errorf("%w: unregistered message type %q (register it with System.RegisterTypes on this node)", actor.ErrBadMessage, typ)
+	}
+	m := mt.New().Interface()
+	if err := proto.Unmarshal(b, m); err != nil {
+		return nil, fmt.Errorf("%w: decode %s: %v", actor.ErrBadMessage, typ, err)
+	}
+	return m, nil
+}
+
+// errorReply fills a reply element's status from a handler's error.
+func errorReply(el *Element, err error) {
+	var re *actor.RemoteError
+	var pe *actor.PanicError
+	var ae *actor.Error
+	switch {
+	case errors.As(err, &re):
+		el.Status, el.Code, el.Message = StatusRejected, re.Code, re.Message
+	case errors.As(err, &pe):
+		el.Status, el.Message = StatusPanic, fmt.Sprint(pe.Value)
+	case errors.As(err, &ae):
+		el.Status, el.Code, el.Message = StatusError, actor.ErrorCode(ae.Err), ae.Err.Error()
+		if ae.Outcome == actor.MayHaveExecuted {
+			el.Code += mayHaveSuffix
+		}
+	default:
+		el.Status, el.Code, el.Message = StatusRejected, actor.ErrorCode(err), err.Error()
+	}
+}
+
+// mayHaveSuffix marks a runtime error whose work may have run (e.g. the
+// target took the request and died): "no_process~may".
+const mayHaveSuffix = "~may"
+
+// replyError rebuilds the caller-side error of a failed reply.
+func replyError(el *Element, op string, p *peer, target string) error {
+	switch el.Status {
+	case StatusRejected:
+		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: actor.SentinelForCode(el.Code)}
+	case StatusPanic:
+		return &actor.PanicError{Op: op, Node: p.name, Target: target, Value: el.Message}
+	}
+	code, outcome := el.Code, actor.NotExecuted
+	if n := len(code) - len(mayHaveSuffix); n >= 0 && code[n:] == mayHaveSuffix {
+		code, outcome = code[:n], actor.MayHaveExecuted
+	}
+	var reason error
+	if s := actor.SentinelForCode(code); s != nil {
+		reason = &wireReason{sentinel: s, text: el.Message}
+	} else {
+		reason = errors.New(el.Message)
+		outcome = actor.MayHaveExecuted
+	}
+	return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: reason, Outcome: outcome}
+}
+
+// wireReason is a runtime error from the other side: the sentinel for
+// errors.Is and the callee's own text, which says more.
+type wireReason struct {
+	sentinel error
+	text     string
+}
+
+func (w *wireReason) Error() string {
+	if w.text == "" {
+		return w.sentinel.Error()
+	}
+	return w.text
+}
+
+func (w *wireReason) Unwrap() error { return w.sentinel }

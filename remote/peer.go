@@ -1,0 +1,308 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+// peer is one incarnation of another node: its links, the calls pinned to
+// it, the remote watches on it, and the calls it is running here.
+type peer struct {
+	node     *Node
+	name     string
+	inc      uint64
+	poolSize int
+
+	mu      sync.Mutex // protects following
+	out     *link      // our native outbound link
+	links   map[*link]struct{}
+	pending map[uint64]*pendingCall
+	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
+	running map[uint64]context.CancelFunc        // its calls executing here
+	gone    bool
+	drain   bool              // it announced it is draining
+	meta    map[string]string // what it announced
+}
+
+func (p *peer) setAnnounce(draining bool, meta map[string]string) {
+	p.mu.Lock()
+	p.drain, p.meta = draining, meta
+	p.mu.Unlock()
+}
+
+func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
+	return &peer{
+		node: n, name: name, inc: inc, poolSize: poolSize,
+		links:   make(map[*link]struct{}),
+		pending: make(map[uint64]*pendingCall),
+	}
+}
+
+// PeerInfo describes a peer incarnation.
+type PeerInfo struct {
+	Node        string
+	Incarnation uint64
+	PoolSize    int
+	Addr        string
+}
+
+func (p *peer) info() PeerInfo {
+	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolSize: p.poolSize}
+}
+
+func (p *peer) addLink(l *link) {
+	p.mu.Lock()
+	p.links[l] = struct{}{}
+	if l.outbound && l.role == roleNative && (p.out == nil || p.out.isClosed()) {
+		p.out = l
+	}
+	p.mu.Unlock()
+}
+
+// outLink is the live native outbound link, or nil.
+func (p *peer) outLink() *link {
+	p.mu.Lock()
+	l := p.out
+	gone := p.gone
+	p.mu.Unlock()
+	if gone || l == nil || l.isClosed() {
+		return nil
+	}
+	return l
+}
+
+// anyLink is a live link to this incarnation for control traffic: ours
+// if we have one, else one the peer dialed.
+func (p *peer) anyLink() *link {
+	if l := p.outLink(); l != nil {
+		return l
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		if l.role == roleNative && !l.isClosed() {
+			return l
+		}
+	}
+	return nil
+}
+
+// pendingCall is a Call or Request waiting for its reply. It is failed by
+// the death of the path it was sent on (via) or of the incarnation.
+type pendingCall struct {
+	f      *actor.Future
+	via    any           // *link, or a pool path (see Hooks)
+	seq    atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
+	sent   atomic.Bool   // pooled: set by the proxy once written
+	op     string
+	target string
+}
+
+// wasSent reports whether the call left this process.
+func (pc *pendingCall) wasSent() bool {
+	if l, ok := pc.via.(*link); ok {
+		seq := pc.seq.Load()
+		return seq != 0 && l.flushed.Load() >= seq
+	}
+	return pc.sent.Load()
+}
+
+// failure is the error a pending call gets when its path or peer dies.
+func (pc *pendingCall) failure(p *peer, reason error) error {
+	if pc.wasSent() {
+		return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.target,
+			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
+	}
+	return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.target,
+		Err: fmt.Errorf("%w (%v)", actor.ErrNotSent, reason), Outcome: actor.NotExecuted}
+}
+
+// addPending registers a call; false when the incarnation is already gone.
+func (p *peer) addPending(id uint64, pc *pendingCall) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return false
+	}
+	p.pending[id] = pc
+	return true
+}
+
+func (p *peer) takePending(id uint64) *pendingCall {
+	p.mu.Lock()
+	pc := p.pending[id]
+	delete(p.pending, id)
+	p.mu.Unlock()
+	return pc
+}
+
+// failVia fails every pending call sent on path via.
+func (p *peer) failVia(via any, reason error) int {
+	p.mu.Lock()
+	var failed []*pendingCall
+	for id, pc := range p.pending {
+		if pc.via == via {
+			failed = append(failed, pc)
+			delete(p.pending, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, pc := range failed {
+		pc.f.Reply(nil, pc.failure(p, reason))
+	}
+	return len(failed)
+}
+
+// PendingCount is the number of calls and requests waiting on p.
+func (p *peer) pendingCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pending)
+}
+
+// linkDown handles the end of one link.
+func (n *Node) linkDown(l *link, reason error) {
+	p := l.peer
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	delete(p.links, l)
+	wasOut := p.out == l
+	if wasOut {
+		p.out = nil
+	}
+	gone := p.gone
+	p.mu.Unlock()
+	quiet := errors.Is(reason, errLinkClosed) || gone
+	if quiet {
+		n.log.Debug("link down", "link", l.String(), "reason", reason)
+	} else {
+		n.log.Warn("link down", "link", l.String(), "reason", reason)
+	}
+	failed := p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
+	if failed > 0 {
+		n.stats.failedByLiveness.Add(uint64(failed))
+	}
+	if wasOut && !gone {
+		// Remote watches were registered over this link: the peer can no
+		// longer tell us, so they end now with a node-down reason.
+		p.fireWatches(fmt.Errorf("link to %s lost: %v", p.name, reason))
+	}
+	if h := n.hooks.Load(); h != nil && h.OnLinkDown != nil && l.role == roleNative {
+		h.OnLinkDown(p.info(), l.outbound)
+	}
+}
+
+// incarnationGone fails everything pinned to p and closes its links.
+func (n *Node) incarnationGone(p *peer, reason error) {
+	p.mu.Lock()
+	if p.gone {
+		p.mu.Unlock()
+		return
+	}
+	p.gone = true
+	links := make([]*link, 0, len(p.links))
+	for l := range p.links {
+		links = append(links, l)
+	}
+	pending := p.pending
+	p.pending = make(map[uint64]*pendingCall)
+	running := p.running
+	p.running = nil
+	p.mu.Unlock()
+	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
+	for _, pc := range pending {
+		pc.f.Reply(nil, pc.failure(p, reason))
+	}
+	n.stats.failedByLiveness.Add(uint64(len(pending)))
+	for _, cancel := range running {
+		cancel()
+	}
+	p.fireWatches(reason)
+	for _, l := range links {
+		l.close(fmt.Errorf("incarnation gone: %w", reason))
+	}
+	if h := n.hooks.Load(); h != nil && h.OnPeerGone != nil {
+		h.OnPeerGone(p.info())
+	}
+}
+
+// addWatch records that local watcher watches target on p.
+func (p *peer) addWatch(watcher, target actor.PID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return false
+	}
+	if p.watches == nil {
+		p.watches = make(map[actor.PID]map[actor.PID]struct{})
+	}
+	w := p.watches[target]
+	if w == nil {
+		w = make(map[actor.PID]struct{})
+		p.watches[target] = w
+	}
+	w[watcher] = struct{}{}
+	return true
+}
+
+func (p *peer) removeWatch(watcher, target actor.PID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.watches[target]; w != nil {
+		delete(w, watcher)
+		if len(w) == 0 {
+			delete(p.watches, target)
+		}
+	}
+}
+
+// fireWatches ends every remote watch on p with a node-down reason.
+func (p *peer) fireWatches(reason error) {
+	p.mu.Lock()
+	watches := p.watches
+	p.watches = nil
+	p.mu.Unlock()
+	for target, ws := range watches {
+		err := &actor.Error{Op: "watch", Node: p.name, Incarnation: p.inc, Target: target.String(),
+			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
+		for w := range ws {
+			p.node.sys.NotifyTerminated(w, target, err)
+		}
+	}
+}
+
+// track registers an inbound call from p for cancellation.
+func (p *peer) track(id uint64, cancel context.CancelFunc) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return false
+	}
+	if p.running == nil {
+		p.running = make(map[uint64]context.CancelFunc)
+	}
+	p.running[id] = cancel
+	return true
+}
+
+func (p *peer) untrack(id uint64) {
+	p.mu.Lock()
+	delete(p.running, id)
+	p.mu.Unlock()
+}
+
+func (p *peer) cancelRunning(id uint64) {
+	p.mu.Lock()
+	cancel := p.running[id]
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}

@@ -1,0 +1,122 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+func (n *Node) isDraining() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.draining
+}
+
+// Drain marks the node draining: discovery and every peer are told, and
+// new inbound calls are refused with ErrDraining (not executed) while the
+// calls already running finish. System.Stop drains first.
+func (n *Node) Drain(ctx context.Context) {
+	n.mu.Lock()
+	if n.draining {
+		n.mu.Unlock()
+		return
+	}
+	n.draining = true
+	n.mu.Unlock()
+	if err := n.disc.Update(ctx, n.self()); err != nil {
+		n.log.Warn("could not announce draining to discovery", "err", err)
+	}
+	for _, p := range n.livePeers() {
+		if l := p.anyLink(); l != nil {
+			_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: n.announceMeta()}}, false, nil)
+		}
+	}
+}
+
+// shutdown is the System.Stop hook: drain, finish running calls within
+// ctx, say goodbye, close every link, deregister, stop goroutines.
+func (n *Node) shutdown(ctx context.Context) error {
+	var errs []error
+	n.Drain(ctx)
+	done := make(chan struct{})
+	go func() { n.running.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("remote: stop: calls still running: %w", ctx.Err()))
+	}
+	n.mu.Lock()
+	n.closing = true
+	n.mu.Unlock()
+	peers := n.livePeers()
+	for _, p := range peers {
+		p.mu.Lock()
+		links := make([]*link, 0, len(p.links))
+		for l := range p.links {
+			links = append(links, l)
+		}
+		p.mu.Unlock()
+		for _, l := range links {
+			seq, err := l.enqueueEl(&Element{Kind: KindGoodbye, Reason: "node stopping"}, false, nil)
+			if err == nil {
+				waitFlushed(ctx, l, seq)
+			}
+		}
+	}
+	for _, p := range peers {
+		n.incarnationGoneQuiet(p, errors.New("local node stopping"))
+	}
+	if err := n.disc.Stop(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("remote: stop discovery: %w", err))
+	}
+	n.closeAll()
+	n.sys.SetTransport(nil)
+	return errors.Join(errs...)
+}
+
+// waitFlushed waits briefly for a frame to reach the kernel.
+func waitFlushed(ctx context.Context, l *link, seq uint64) {
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for l.flushed.Load() < seq && !l.isClosed() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// incarnationGoneQuiet ends a peer because this node stops.
+func (n *Node) incarnationGoneQuiet(p *peer, reason error) {
+	n.incarnationGone(p, reason)
+}
+
+// closeAll stops the listener and the loops and waits for them.
+func (n *Node) closeAll() {
+	n.once.Do(func() {
+		n.mu.Lock()
+		n.closing = true
+		n.mu.Unlock()
+		close(n.stop)
+		_ = n.ln.Close()
+		n.wg.Wait()
+		for _, p := range n.livePeers() {
+			p.mu.Lock()
+			links := make([]*link, 0, len(p.links))
+			for l := range p.links {
+				links = append(links, l)
+			}
+			p.mu.Unlock()
+			for _, l := range links {
+				l.close(errLinkClosed)
+			}
+		}
+		n.linkWG.Wait()
+		close(n.stopped)
+	})
+	<-n.stopped
+}
+
+// announceMeta is what this node announces over its links.
+func (n *Node) announceMeta() map[string]string { return nil }
+
+var _ actor.Transport = (*Node)(nil)

@@ -1,0 +1,65 @@
+package remote
+
+import "sync/atomic"
+
+// Stats are the remote layer's counters since start.
+type Stats struct {
+	SentNative        uint64 // sends and casts written on a native link
+	SentPooled        uint64 // sends and casts handed to a pool
+	Received          uint64 // sends, casts, calls and requests received
+	RepliesNative     uint64
+	RepliesPooled     uint64
+	RepliesDropped    uint64 // replies whose caller incarnation was gone (dead letters)
+	LateReplies       uint64 // replies for calls that had already ended
+	FailedByLiveness  uint64 // pending calls failed because their path or peer died
+	BadFrames         uint64 // frames that closed their link (malformed, unknown kind, too large)
+	BadMessages       uint64 // payloads that could not be encoded or decoded
+	HandshakeFailures uint64
+	Links             int // live links
+	Peers             int // known live peer incarnations
+	Pending           int // calls and requests waiting for a reply
+}
+
+type nodeStats struct {
+	sentNative, sentPooled, received             atomic.Uint64
+	repliesNative, repliesPooled, repliesDropped atomic.Uint64
+	lateReplies, failedByLiveness                atomic.Uint64
+	badFrames, badMessages, handshakeFailures    atomic.Uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (n *Node) Stats() Stats {
+	s := Stats{
+		SentNative:        n.stats.sentNative.Load(),
+		SentPooled:        n.stats.sentPooled.Load(),
+		Received:          n.stats.received.Load(),
+		RepliesNative:     n.stats.repliesNative.Load(),
+		RepliesPooled:     n.stats.repliesPooled.Load(),
+		RepliesDropped:    n.stats.repliesDropped.Load(),
+		LateReplies:       n.stats.lateReplies.Load(),
+		FailedByLiveness:  n.stats.failedByLiveness.Load(),
+		BadFrames:         n.stats.badFrames.Load(),
+		BadMessages:       n.stats.badMessages.Load(),
+		HandshakeFailures: n.stats.handshakeFailures.Load(),
+	}
+	for _, p := range n.livePeers() {
+		s.Peers++
+		p.mu.Lock()
+		s.Links += len(p.links)
+		s.Pending += len(p.pending)
+		p.mu.Unlock()
+	}
+	return s
+}
+
+func (n *Node) livePeers() []*peer {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]*peer, 0, len(n.slots))
+	for _, s := range n.slots {
+		if s.cur != nil {
+			out = append(out, s.cur)
+		}
+	}
+	return out
+}
