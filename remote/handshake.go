@@ -32,6 +32,8 @@ const (
 // ErrHandshake wraps every handshake failure; the text says why.
 var ErrHandshake = errors.New("remote: handshake failed")
 
+var errOversized = errors.New("oversized handshake message")
+
 // hello is what each side says about itself.
 type hello struct {
 	Role     uint8
@@ -80,7 +82,7 @@ func readMsg(r io.Reader) ([]byte, error) {
 	}
 	size := binary.BigEndian.Uint16(n[:])
 	if size > maxHandshakeMsg {
-		return nil, fmt.Errorf("handshake message claims %d bytes (max %d)", size, maxHandshakeMsg)
+		return nil, fmt.Errorf("%w: claims %d bytes (max %d)", errOversized, size, maxHandshakeMsg)
 	}
 	b := make([]byte, size)
 	_, err := io.ReadFull(r, b)
@@ -212,6 +214,9 @@ func serverHandshake(conn net.Conn, cookie []byte, self hello, timeout time.Dura
 	defer conn.SetDeadline(time.Time{})
 	msg, err := readMsg(conn)
 	if err != nil {
+		if errors.Is(err, errOversized) {
+			return hello{}, fmt.Errorf("%w: not a mailroom peer (%v)", ErrHandshake, err)
+		}
 		return hello{}, fmt.Errorf("%w: read client hello: %v", ErrHandshake, err)
 	}
 	refuse := func(reason string) (hello, error) {

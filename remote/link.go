@@ -184,6 +184,10 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 	for {
 		k, body, err := fr.next()
 		if err != nil {
+			if isWireError(err) {
+				l.node.stats.badFrames.Add(1)
+				err = fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)
+			}
 			l.close(readErr(err))
 			return
 		}
@@ -195,6 +199,11 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 			return
 		}
 	}
+}
+
+func isWireError(err error) bool {
+	return errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrUnknownKind) ||
+		errors.Is(err, ErrMalformed) || errors.Is(err, ErrTruncated)
 }
 
 func readErr(err error) error {

@@ -1,0 +1,151 @@
+package remote
+
+// Fuzz the decoders: go test -run '^$' -fuzz FuzzFrameDecoder -fuzztime 1m ./remote
+// The seed corpus is in testdata/fuzz/<FuzzName>.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+var fuzzEnds = ends{selfNode: "a", selfInc: 1, peerNode: "b", peerInc: 2}
+
+// seedFrames are valid frames of every kind, and a batch.
+func seedFrames() [][]byte {
+	pid := actor.PID{Node: "b", Incarnation: 2, ID: 7}
+	other := actor.PID{Node: "c", Incarnation: 3, ID: 9}
+	els := []Element{
+		{Kind: KindSend, To: pid, Sender: other, Type: "t.M", Payload: []byte{1, 2}},
+		{Kind: KindSend, ToName: "svc", Type: "t.M"},
+		{Kind: KindCast, Fn: "f", Type: "t.M", Payload: []byte{3}},
+		{Kind: KindCall, ID: 42, Deadline: 1e18, Fn: "f", Type: "t.M"},
+		{Kind: KindRequest, ID: 43, To: pid, Sender: other, Type: "t.M"},
+		{Kind: KindReply, ID: 42, Status: StatusOK, Type: "t.M", Payload: []byte{9}},
+		{Kind: KindReply, ID: 42, Status: StatusRejected, Code: "c", Message: "m"},
+		{Kind: KindCancel, ID: 42},
+		{Kind: KindPing},
+		{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: other, Target: pid}},
+		{Kind: KindControl, Control: &Control{Op: CtlTerminated, Watcher: other, Target: pid, Status: StatusPanic, Message: "x"}},
+		{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: map[string]string{"k": "v"}}},
+		{Kind: KindGoodbye, Reason: "bye"},
+	}
+	var out [][]byte
+	var batch []byte
+	n := 0
+	for i := range els {
+		out = append(out, fuzzEnds.appendFrame(nil, &els[i]))
+		switch els[i].Kind {
+		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
+			batch = fuzzEnds.appendElement(batch, &els[i])
+			n++
+		}
+	}
+	b, start := beginFrame(nil, KindBatch)
+	b = appendUvarint(b, uint64(n))
+	b = append(b, batch...)
+	out = append(out, endFrame(b, start))
+	return out
+}
+
+// decodeStream decodes every frame in data the way a link does; it must
+// never panic, whatever the bytes.
+func decodeStream(data []byte) {
+	fr := newFrameReader(bytes.NewReader(data), 1<<20)
+	for {
+		k, body, err := fr.next()
+		if err != nil {
+			return
+		}
+		if k == KindBatch {
+			it, err := fuzzEnds.newBatchIter(body)
+			if err != nil {
+				continue
+			}
+			var el Element
+			for {
+				ok, err := it.next(&el)
+				if err != nil || !ok {
+					break
+				}
+			}
+			continue
+		}
+		var el Element
+		if fuzzEnds.decodeBody(k, body, &el) == nil && k != KindControl {
+			// A decoded element re-encodes to an equivalent body.
+			again := fuzzEnds.appendFrame(nil, &el)
+			var el2 Element
+			if err := fuzzEnds.decodeBody(Kind(again[4]), again[5:], &el2); err != nil {
+				panic("re-encoded frame does not decode: " + err.Error())
+			}
+		}
+	}
+}
+
+func FuzzFrameDecoder(f *testing.F) {
+	for _, s := range seedFrames() {
+		f.Add(s)
+	}
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1})
+	f.Fuzz(func(t *testing.T, data []byte) { decodeStream(data) })
+}
+
+func TestSeedFramesRoundTrip(t *testing.T) {
+	for _, s := range seedFrames() {
+		decodeStream(s)
+	}
+}
+
+// pipeConn feeds scripted input to a handshake and swallows its output.
+type pipeConn struct {
+	r io.Reader
+}
+
+func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
+func (c *pipeConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (c *pipeConn) Close() error                     { return nil }
+func (c *pipeConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (c *pipeConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
+func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
+
+func handshakeSeeds() [][]byte {
+	h := hello{Node: "x", Inc: 5, PoolSize: 2, WantNode: "srv", Addr: "127.0.0.1:1"}
+	first := append(append(protoMagic[:], 0, 1), appendHello(nil, &h)...)
+	msg := func(b []byte) []byte { return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...) }
+	proof := append([]byte{hsContinue}, make([]byte, macSize)...)
+	return [][]byte{
+		msg(first),
+		append(msg(first), msg(proof)...),
+		msg(append(appendHello([]byte{hsContinue}, &h), make([]byte, macSize)...)),
+		msg(appendString([]byte{hsRefused}, "no")),
+	}
+}
+
+func FuzzHandshake(f *testing.F) {
+	for _, s := range handshakeSeeds() {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, server bool) {
+		conn := &pipeConn{r: bytes.NewReader(data)}
+		self := hello{Node: "srv", Inc: 1}
+		if server {
+			_, err := serverHandshake(conn, []byte("cookie"), self, time.Second, func(*hello) string { return "" })
+			if err == nil {
+				t.Fatal("a handshake without the cookie succeeded")
+			}
+			return
+		}
+		if _, err := clientHandshake(conn, []byte("cookie"), self, time.Second); err == nil {
+			t.Fatal("a server without the cookie was accepted")
+		}
+	})
+}

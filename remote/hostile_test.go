@@ -1,0 +1,262 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// TestMain (goleak, child nodes) is in remote_test.go: one per binary.
+
+type logSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startNode starts an in-process node with the echo function.
+func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
+	t.Helper()
+	logs := &logSink{}
+	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	require.NoError(t, err)
+	require.NoError(t, sys.RegisterTypes(&testpb.Echo{}))
+	require.NoError(t, sys.Register("echo", func(_ context.Context, arg proto.Message) (proto.Message, error) {
+		return &testpb.Echo{Text: "echo " + arg.(*testpb.Echo).Text}, nil
+	}))
+	if cfg.Cookie == "" {
+		cfg.Cookie = "cookie"
+	}
+	n, err := Start(sys, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, sys.Stop(ctx))
+	})
+	return sys, n, logs
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+// rawPeer completes a real handshake with n and returns the connection,
+// so the test can write whatever it likes after it.
+func rawPeer(t *testing.T, n *Node, cookie string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", n.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = clientHandshake(conn, []byte(cookie), hello{Node: "raw", Inc: 77, Addr: "127.0.0.1:1"}, 5*time.Second)
+	require.NoError(t, err)
+	return conn
+}
+
+// assertClosedByPeer waits until the node closes conn.
+func assertClosedByPeer(t *testing.T, conn net.Conn) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		_, err := conn.Read(buf)
+		if err != nil {
+			require.NotContains(t, err.Error(), "timeout", "the node should have closed the link")
+			return
+		}
+	}
+}
+
+// healthy checks that a well-behaved node still gets answers from n.
+func healthy(t *testing.T, caller *actor.System, node string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := caller.Call(ctx, node, "echo", &testpb.Echo{Text: "ok"})
+	require.NoError(t, err)
+	require.Equal(t, "echo ok", v.(*testpb.Echo).Text)
+}
+
+func TestHostileInputClosesOnlyThatLink(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{MaxFrameSize: 1 << 20})
+	good, goodNode, _ := startNode(t, "good", Config{})
+	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
+	healthy(t, good, "victim")
+
+	frame := func(kind byte, body []byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(body)+1))
+		return append(append(b, kind), body...)
+	}
+	cases := []struct {
+		name   string
+		bytes  []byte
+		reason string
+	}{
+		{"frame claiming 4 GiB", []byte{0xff, 0xff, 0xff, 0xff, byte(KindSend)}, "exceeds MaxFrameSize"},
+		{"unknown frame kind", frame(0x7f, []byte{1, 2, 3}), "unknown frame kind"},
+		{"truncated send", frame(byte(KindSend), []byte{0, 3}), "truncated"},
+		{"garbage pid tag", frame(byte(KindSend), []byte{0, 9, 9, 9}), "pid tag 9"},
+		{"batch claiming a million entries", frame(byte(KindBatch), []byte{0xc0, 0x84, 0x3d}), "batch claims"},
+		{"zero-length frame", []byte{0, 0, 0, 0, 0}, "zero-length frame"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			conn := rawPeer(t, victim, "cookie")
+			_, err := conn.Write(c.bytes)
+			require.NoError(t, err)
+			assertClosedByPeer(t, conn)
+			waitFor(t, "reason logged", func() bool { return strings.Contains(logs.String(), c.reason) })
+			require.GreaterOrEqual(t, victim.Stats().BadFrames, uint64(i+1))
+			healthy(t, good, "victim")
+		})
+	}
+}
+
+func TestRandomBytesAndReplayedHandshakeAreRefused(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{})
+	good, goodNode, _ := startNode(t, "good", Config{})
+	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
+
+	// Random bytes instead of a hello.
+	conn, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	assertClosedByPeer(t, conn)
+	waitFor(t, "bad magic logged", func() bool { return strings.Contains(logs.String(), "not a mailroom peer") })
+
+	// A replayed client proof: record one real handshake's client side and
+	// play it back on a new connection: the server's fresh nonce defeats it.
+	rec := &recorder{}
+	c1, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer c1.Close()
+	_, err = clientHandshake(&recConn{Conn: c1, rec: rec}, []byte("cookie"), hello{Node: "spy", Inc: 5, Addr: "127.0.0.1:1"}, 5*time.Second)
+	require.NoError(t, err)
+	c2, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer c2.Close()
+	_, err = c2.Write(rec.bytes())
+	require.NoError(t, err)
+	assertClosedByPeer(t, c2)
+	waitFor(t, "replay refused", func() bool {
+		return strings.Contains(logs.String(), "could not prove it knows the cookie")
+	})
+	healthy(t, good, "victim")
+}
+
+func TestVersionMismatchRefusedWithReason(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{})
+	conn, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	h := hello{Node: "old", Inc: 1}
+	msg := append(append(protoMagic[:], 0, 99), appendHello(nil, &h)...)
+	require.NoError(t, writeMsg(conn, msg))
+	reply, err := readMsg(conn)
+	require.NoError(t, err)
+	d := dec{b: reply}
+	require.Equal(t, hsRefused, d.u8("status"))
+	require.Equal(t, "protocol version 99 not supported; this node speaks 1", d.str("reason"))
+	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
+}
+
+func TestMissedHeartbeatsKillTheLink(t *testing.T) {
+	caller, callerNode, _ := startNode(t, "caller", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3})
+	// A peer that completes the handshake and then says nothing at all:
+	// a frozen process, as far as the caller can tell.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" })
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	require.NoError(t, callerNode.Connect(context.Background(), "frozen", ln.Addr().String()))
+	conn := <-accepted
+	defer conn.Close()
+	start := time.Now()
+	_, err = caller.Call(context.Background(), "frozen", "echo", &testpb.Echo{})
+	elapsed := time.Since(start)
+	require.ErrorIs(t, err, actor.ErrNodeDown)
+	require.Contains(t, err.Error(), "missed 3 heartbeats")
+	t.Logf("call failed after %v (heartbeat 50ms x 3)", elapsed)
+	require.Less(t, elapsed, 2*time.Second)
+}
+
+func TestTLSLinks(t *testing.T) {
+	srvTLS, cliTLS := testTLS(t)
+	_, a, _ := startNode(t, "a", Config{TLSServer: srvTLS, TLSClient: cliTLS})
+	b, bn, _ := startNode(t, "b", Config{TLSServer: srvTLS, TLSClient: cliTLS})
+	require.NoError(t, bn.Connect(context.Background(), "a", a.Addr()))
+	healthy(t, b, "a")
+	// A plain-TCP peer cannot talk to a TLS node.
+	_, plain, _ := startNode(t, "plain", Config{HandshakeTimeout: time.Second})
+	err := plain.Connect(context.Background(), "a", a.Addr())
+	require.ErrorIs(t, err, actor.ErrUnreachable)
+}
+
+// recorder captures what a connection writes.
+type recorder struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (r *recorder) bytes() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]byte(nil), r.b.Bytes()...)
+}
+
+type recConn struct {
+	net.Conn
+	rec *recorder
+}
+
+func (c *recConn) Write(p []byte) (int, error) {
+	c.rec.mu.Lock()
+	c.rec.b.Write(p)
+	c.rec.mu.Unlock()
+	return c.Conn.Write(p)
+}
