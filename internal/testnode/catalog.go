@@ -29,12 +29,13 @@ import (
 //   - "echo": answers a request with Echo{Text: "actor "+text, From: node};
 //     a plain send from an actor is echoed back to the sender.
 //   - "stopper": stops itself when it receives Echo{Text: "stop"}.
+//   - "sink": counts every message; sink_get -> Echo{N: count}.
 func Install(sys *actor.System) error {
 	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{}); err != nil {
 		return err
 	}
 	node := sys.Name()
-	var count, cancelled, sleeping atomic.Int64
+	var count, cancelled, sleeping, sunk atomic.Int64
 	fns := map[string]actor.Handler{
 		"pid_of": func(_ context.Context, arg proto.Message) (proto.Message, error) {
 			pid, ok := sys.Lookup(arg.(*testpb.Echo).Text)
@@ -78,6 +79,9 @@ func Install(sys *actor.System) error {
 			count.Add(n)
 			return nil, nil
 		},
+		"sink_get": func(context.Context, proto.Message) (proto.Message, error) {
+			return &testpb.Echo{N: sunk.Load(), From: node}, nil
+		},
 		"count_get": func(context.Context, proto.Message) (proto.Message, error) {
 			return &testpb.Echo{N: count.Load(), From: node}, nil
 		},
@@ -109,6 +113,13 @@ func Install(sys *actor.System) error {
 		reply := &testpb.Echo{Text: "actor " + e.Text, N: e.N, From: node}
 		c.Respond(reply)
 	}), "echo"); err != nil {
+		return err
+	}
+	if _, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(proto.Message); ok {
+			sunk.Add(1)
+		}
+	}), "sink"); err != nil {
 		return err
 	}
 	if _, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {

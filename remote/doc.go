@@ -1,0 +1,48 @@
+// Package remote connects mailroom nodes: TCP links (optionally TLS)
+// authenticated both ways over a shared cookie, the frame codec of
+// SPEC.md, heartbeats, and the native path that carries Send, Request,
+// Cast, Call and Watch to actors and functions on other nodes.
+//
+// # Usage
+//
+//	sys, _ := actor.Start(actor.Config{Name: "orders-1"})
+//	node, err := remote.Start(sys, remote.Config{
+//		Listen: "10.0.0.5:7400",
+//		Cookie: os.Getenv("MAILROOM_COOKIE"),
+//		Seeds:  []string{"billing-1=10.0.0.6:7400"},
+//	})
+//	res, err := sys.Call(ctx, "billing-1", "charge", &pb.Charge{...})
+//	err = sys.Stop(ctx) // drains, says goodbye, closes links
+//
+// After Start every PID, registered name and function on another node is
+// reachable through the System's ordinary methods.
+//
+// # Liveness instead of timeouts
+//
+// No call or request has a default timeout. Each is pinned to the peer
+// incarnation that took it and to the path it was sent on; it fails the
+// moment that link closes or misses HeartbeatMisses heartbeats, discovery
+// reports the incarnation down, or the peer shows up as a new incarnation.
+// The error says whether the work may have run: actor.ErrNotSent (it
+// never left this process) or actor.ErrNodeDown (it did). A ctx deadline
+// travels with the call as an absolute time (the nodes' clocks must be
+// synchronised); cancelling ctx sends a cancel to the incarnation that
+// took the call.
+//
+// # The caller's duties
+//
+//   - Every node of a cluster needs the same Cookie and a unique name.
+//   - Messages and arguments that cross nodes are proto.Message values
+//     whose types both nodes registered (System.RegisterTypes).
+//   - Send and Cast wait on the first contact with a node while its link
+//     is dialed (at most DialTimeout), and while the link's buffer is full
+//     (SendPolicy Block); with FailFast they fail with ErrOverloaded.
+//   - Per-sender order holds from one sender to one target, and nothing
+//     more.
+//
+// # Bad input
+//
+// The decoder never panics (fuzzed). A frame over MaxFrameSize, an unknown
+// kind, a malformed body or a failed handshake closes that one link with a
+// logged reason and a counter; every other link keeps working.
+package remote
