@@ -1,0 +1,60 @@
+# mailroom: an actor runtime for Go with location-transparent remote mailboxes.
+# Every target works on a fresh machine with only Go installed; the test
+# targets build Consul into .cache/ the first time (a few minutes).
+
+GO ?= go
+PKGS := ./...
+
+.PHONY: test test-short vet fmt-check demo failover fuzz bench-actor bench-remote tidy-check clean
+
+## test: vet, gofmt check, and every test with -race (Consul tests against a real dev agent)
+test: vet fmt-check
+	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## test-short: the unit tests only, no Consul agent, no -race
+test-short:
+	$(GO) test -short $(PKGS)
+
+## vet: go vet
+vet:
+	$(GO) vet $(PKGS)
+
+## fmt-check: fail if gofmt would change a file
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## demo: the quickstart (a supervision tree, Send, Request, Call, a crash and its restart)
+demo:
+	$(GO) run ./examples/quickstart
+
+## failover: kill a node under 1,000 in-flight calls and show how they end
+failover:
+	$(GO) run ./examples/failover
+
+## fuzz: run each fuzzer for FUZZTIME (default 1m)
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzFrameDecoder$$' -fuzztime $(FUZZTIME) ./remote
+	$(GO) test -run '^$$' -fuzz '^FuzzHandshake$$' -fuzztime $(FUZZTIME) ./remote
+
+## bench-actor: local actor benchmarks (compare runs with benchstat)
+bench-actor:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./actor
+
+## bench-remote: native-path benchmarks over loopback, two processes
+bench-remote:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./remote
+
+## tidy-check: fail if go.mod/go.sum are not tidy
+tidy-check:
+	$(GO) mod tidy -diff
+
+## clean: remove caches (the Consul binary, test caches)
+clean:
+	rm -rf .cache
+	$(GO) clean -testcache
+
+## help: list the targets
+help:
+	@grep -E '^## ' Makefile | sed 's/^## /  /'
