@@ -608,14 +608,15 @@ func TestExitWithReason(t *testing.T) {
 	_, err := s.SpawnFunc(func(c *Context) {
 		switch m := c.Message().(type) {
 		case Started:
-			_, _ = c.SpawnFunc(func(c *Context) {
+			kid, _ := c.SpawnFunc(func(c *Context) {
 				switch c.Message().(type) {
-				case Started:
+				case string:
 					c.Exit(errGaveUp)
 				case Stopping:
 					out <- "child stopping"
 				}
 			})
+			c.Send(kid, "give up")
 		case Terminated:
 			out <- m.Reason
 		}
@@ -623,4 +624,70 @@ func TestExitWithReason(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "child stopping", recv(t, out), "Exit still delivers Stopping")
 	require.Equal(t, errGaveUp, recv(t, out))
+}
+
+// batcher records the batches it is given.
+type batcher struct {
+	limit int
+	gate  chan struct{}
+	out   chan []any
+}
+
+func (b *batcher) Receive(c *Context) {
+	if c.Message() == "req" {
+		c.Respond("answered")
+	}
+}
+
+func (b *batcher) ReceiveBatch(c *Context, msgs []any) {
+	<-b.gate
+	b.out <- append([]any(nil), msgs...)
+}
+
+func (b *batcher) BatchLimit() int { return b.limit }
+
+func TestBatchReceiverTakesWhatIsWaitingUpToTheLimit(t *testing.T) {
+	s := newSystem(t, "n")
+	b := &batcher{limit: 2, gate: make(chan struct{}), out: make(chan []any, 10)}
+	pid, err := s.Spawn(PropsFromProducer(func() Actor { return b }))
+	require.NoError(t, err)
+	s.Send(pid, 0) // taken alone; the actor then blocks at the gate
+	eventually(t, "first taken", func() bool { return queued(s, pid) == 0 })
+	for i := 1; i <= 5; i++ {
+		s.Send(pid, i)
+	}
+	close(b.gate)
+	var got [][]any
+	for range 4 {
+		got = append(got, <-b.out)
+	}
+	require.Equal(t, [][]any{{0}, {1, 2}, {3, 4}, {5}}, got)
+	v, err := s.Request(ctxT(t), pid, "req")
+	require.NoError(t, err, "requests still reach Receive")
+	require.Equal(t, "answered", v)
+}
+
+func TestExitInStartedFailsSpawnAndLeavesNothing(t *testing.T) {
+	s := newSystem(t, "n")
+	errInit := errors.New("bad config")
+	for range 50 {
+		_, err := s.SpawnNamed(PropsFromFunc(func(c *Context) {
+			if _, ok := c.Message().(Started); ok {
+				for range 3 {
+					_, _ = c.SpawnFunc(func(*Context) {})
+				}
+				c.Exit(errInit)
+			}
+		}), "root")
+		require.ErrorIs(t, err, errInit)
+		_, taken := s.Lookup("root")
+		require.False(t, taken, "the name is free as soon as Spawn returns")
+		require.Zero(t, s.NumActors(), "nothing remains, children included")
+	}
+	_, err := s.SpawnFunc(func(c *Context) {
+		if _, ok := c.Message().(Started); ok {
+			panic(fmt.Errorf("wrapped: %w", errInit))
+		}
+	})
+	require.ErrorIs(t, err, errInit, "PanicError unwraps an error value")
 }

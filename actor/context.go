@@ -3,6 +3,8 @@ package actor
 import (
 	"context"
 	"log/slog"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Context is what an actor sees while it handles a message. It is valid
@@ -85,6 +87,16 @@ func (c *Context) SendNamed(node, name string, msg any) {
 func (c *Context) Request(ctx context.Context, to PID, msg any) (any, error) {
 	return c.proc.sys.request(ctx, c.proc.pid, to, msg)
 }
+
+// Call runs function fn on node with this actor as the caller (so one
+// actor's calls to a node keep their order through a proxy pool). It
+// blocks this actor until the result.
+func (c *Context) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
+	return c.proc.sys.call(ctx, c.proc.pid, node, fn, arg)
+}
+
+// Cast runs fn on node without waiting, with this actor as the caller.
+func (c *Context) Cast(node, fn string, arg proto.Message) { c.proc.sys.cast(c.proc.pid, node, fn, arg) }
 
 // Spawn starts a child actor. Its Started runs before Spawn returns. The
 // parent receives Terminated when the child ends (implicit watch), and a

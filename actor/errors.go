@@ -310,6 +310,12 @@ type PanicError struct {
 	Stack  []byte
 }
 
+// Unwrap returns the panic value when it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 func (e *PanicError) Error() string {
 	where := e.Target
 	if e.Node != "" {

@@ -65,6 +65,10 @@ func (s *System) Function(name string) (Handler, bool) {
 // (ErrNodeDown). A ctx deadline travels with the call; the callee does not
 // start work whose deadline has passed (ErrDeadlineExceeded, not executed).
 func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
+	return s.call(ctx, PID{}, node, fn, arg)
+}
+
+func (s *System) call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "call", Node: node, Target: fn, Err: err, Outcome: NotExecuted}
 	}
@@ -73,7 +77,7 @@ func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (
 		if r == nil {
 			return nil, NewError("call", node, 0, fn, ErrUnreachable)
 		}
-		return r.Call(ctx, node, fn, arg)
+		return r.Call(ctx, sender, node, fn, arg)
 	}
 	h, ok := s.Function(fn)
 	if !ok {
@@ -104,14 +108,16 @@ func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (
 // Cast runs fn on node with arg and does not wait. A cast that cannot be
 // delivered (no such function, node unreachable) is a dead letter; a
 // rejection or panic of the function is logged and counted (CastFailures).
-func (s *System) Cast(node, fn string, arg proto.Message) {
+func (s *System) Cast(node, fn string, arg proto.Message) { s.cast(PID{}, node, fn, arg) }
+
+func (s *System) cast(sender PID, node, fn string, arg proto.Message) {
 	if node != s.name && node != "" {
 		r := s.transport()
 		if r == nil {
 			s.deadLetter(PID{Node: node}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrUnreachable))
 			return
 		}
-		if err := r.Cast(node, fn, arg); err != nil {
+		if err := r.Cast(sender, node, fn, arg); err != nil {
 			s.deadLetter(PID{Node: node}, PID{}, arg, err)
 		}
 		return

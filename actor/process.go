@@ -29,6 +29,9 @@ type process struct {
 	mb         mailbox
 	ctx        Context
 
+	batch       BatchReceiver // set when the actor takes batches
+	chunk       []any         // reused batch buffer
+
 	state       procState
 	reason      error // why it stops; nil for a normal stop
 	name        string
@@ -73,13 +76,19 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		p.throughput = s.cfg.Throughput
 	}
 	p.ctx.proc = p
+	if name != "" && !s.names.claim(name, p) {
+		return PID{}, &Error{Op: "spawn", Node: s.name, Incarnation: s.inc, Target: fmt.Sprintf("name %q", name), Err: ErrNameTaken, Outcome: NotExecuted}
+	}
 	a, err := produce(props.Producer)
 	if err != nil {
+		if name != "" {
+			s.names.release(name, p)
+		}
 		return PID{}, NewError("spawn", s.name, s.inc, name, err)
 	}
 	p.actor = a
-	if name != "" && !s.names.claim(name, p) {
-		return PID{}, &Error{Op: "spawn", Node: s.name, Incarnation: s.inc, Target: fmt.Sprintf("name %q", name), Err: ErrNameTaken, Outcome: NotExecuted}
+	if br, ok := a.(BatchReceiver); ok && br.BatchLimit() > 0 {
+		p.batch = br
 	}
 	s.procs.put(p)
 	if parent == nil {
@@ -95,20 +104,45 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		}
 		parent.children[p.pid.ID] = p
 	}
+	p.spawnFailed = true // until Started has succeeded: no Terminated, no warning
 	if props.restart != nil {
 		p.invoke(&envelope{msg: *props.restart})
 	}
 	if p.state == stateAlive {
 		p.invoke(&envelope{msg: Started{}})
 	}
+	// A crash, Exit or Stop during Started is settled here, so that Spawn
+	// reports it and nothing of the actor remains when it returns.
+	p.settleInline()
 	if p.state != stateAlive {
-		p.spawnFailed = true
 		reason := p.reason
+		if reason == nil {
+			reason = NewError("spawn", s.name, s.inc, name, fmt.Errorf("%w: the actor stopped itself in Started", ErrNoProcess))
+		}
 		p.yield()
 		return PID{}, reason
 	}
+	p.spawnFailed = false
 	p.yield()
 	return p.pid, nil
+}
+
+// settleInline handles the system messages Started produced (its own
+// Exit or Stop) and, if the actor is stopping, waits for its children and
+// finalizes it, all on the spawning goroutine.
+func (p *process) settleInline() {
+	for {
+		for _, e := range p.mb.takeSys() {
+			p.handleSys(&e)
+		}
+		if p.state != stateStopping {
+			return
+		}
+		for _, c := range p.children {
+			<-c.mb.doneChan()
+		}
+		p.mb.sysHint.Store(true) // the children's last words are queued
+	}
 }
 
 func produce(f Producer) (a Actor, err error) {
@@ -150,6 +184,14 @@ func (p *process) run() {
 			}
 			continue
 		}
+		if p.batch != nil {
+			p.runBatches(batch)
+			p.mb.recycle(batch, false)
+			if p.state == stateDead {
+				return
+			}
+			continue
+		}
 		i := 0
 		for ; i < len(batch); i++ {
 			p.invoke(&batch[i])
@@ -179,6 +221,68 @@ func (p *process) run() {
 			return
 		}
 	}
+}
+
+// runBatches delivers a taken user batch to a BatchReceiver in chunks of
+// at most BatchLimit plain messages; requests and internal messages go
+// one by one through invoke, in order.
+func (p *process) runBatches(batch []envelope) {
+	limit := p.batch.BatchLimit()
+	i := 0
+	for i < len(batch) && p.state == stateAlive {
+		e := &batch[i]
+		if !plainMessage(e) {
+			p.invoke(e)
+			p.mb.done(1)
+			i++
+		} else {
+			j := i
+			for j < len(batch) && j-i < limit && plainMessage(&batch[j]) {
+				p.chunk = append(p.chunk, batch[j].msg)
+				j++
+			}
+			p.invokeBatch(p.chunk)
+			clear(p.chunk)
+			p.chunk = p.chunk[:0]
+			p.mb.done(j - i)
+			i = j
+		}
+		if p.state == stateAlive && p.mb.sysHint.Load() {
+			p.runSys()
+		}
+	}
+	if i < len(batch) {
+		switch p.state {
+		case stateStopping:
+			p.mb.holdUser(batch[i:])
+		case stateDead:
+			p.dropAll(batch[i:])
+		}
+	}
+	if cap(p.chunk) > 4096 {
+		p.chunk = nil
+	}
+}
+
+func plainMessage(e *envelope) bool {
+	if e.reply != nil {
+		return false
+	}
+	switch e.msg.(type) {
+	case *terminatedMsg, PoisonPill, *PoisonPill:
+		return false
+	}
+	return true
+}
+
+func (p *process) invokeBatch(msgs []any) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.ctx.env = nil
+			p.crash(v, &envelope{msg: msgs})
+		}
+	}()
+	p.batch.ReceiveBatch(&p.ctx, msgs)
 }
 
 // runSys handles system messages that arrived during a user batch.
@@ -326,7 +430,6 @@ func (p *process) finalize() {
 	}
 	p.dropAll(userq)
 	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), ErrNoProcess), p.pid)
-	p.mb.markDone()
 	for w := range p.watchers {
 		s.notifyTerminated(w, p.pid, p.reason)
 	}
@@ -339,6 +442,8 @@ func (p *process) finalize() {
 	} else {
 		s.removeTop(p)
 	}
+	// Last: a waiter that sees done finds its answer given and the parent told.
+	p.mb.markDone()
 }
 
 // dropAll turns envelopes that will never be processed into dead letters;

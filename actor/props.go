@@ -9,6 +9,17 @@ type Actor interface {
 	Receive(c *Context)
 }
 
+// BatchReceiver is an Actor that takes its user messages in batches:
+// everything waiting in its mailbox, up to BatchLimit at a time, in order.
+// Lifecycle messages, Terminated, and requests still go to Receive (a
+// batch is flushed first, so order holds). The slice is only valid during
+// the call. A proxy that writes one network frame per batch is the use.
+type BatchReceiver interface {
+	Actor
+	ReceiveBatch(c *Context, msgs []any)
+	BatchLimit() int
+}
+
 // ReceiveFunc adapts a function to Actor. One function value serves every
 // instance spawned from it, so it must keep no state of its own outside
 // what it closes over deliberately.

@@ -10,16 +10,18 @@ import (
 // remote package implements it and attaches itself with SetTransport; a
 // System without one answers ErrUnreachable for every other node.
 //
-// Methods are called concurrently from any goroutine. Send and Cast must
-// not block on the network; Request and Call block until answered, ctx
-// ends, or liveness fails them.
+// Methods are called concurrently from any goroutine. sender identifies
+// the caller (an actor, a Sender handle, or zero for the system's root
+// handle): one sender's messages to one target keep their order. Send and
+// Cast may wait while a link is dialed or full; Request and Call block
+// until answered, ctx ends, or liveness fails them.
 type Transport interface {
 	Send(sender, to PID, msg any) error
 	SendNamed(sender PID, node, name string, msg any) error
 	Request(ctx context.Context, sender, to PID, msg any) (any, error)
 	RequestNamed(ctx context.Context, sender PID, node, name string, msg any) (any, error)
-	Cast(node, fn string, arg proto.Message) error
-	Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error)
+	Cast(sender PID, node, fn string, arg proto.Message) error
+	Call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error)
 	// Watch asks for Terminated at the local watcher when the remote
 	// target ends or its node incarnation leaves.
 	Watch(watcher, target PID)
@@ -65,4 +67,31 @@ func (s *System) DeliverNamed(ctx context.Context, sender PID, name string, msg 
 		return ErrNoProcess
 	}
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
+}
+
+// Inject queues msg for the local actor to, ignoring its mailbox bound:
+// for transports' own traffic that must not wait (replies through a
+// proxy), whose volume is bounded elsewhere. ErrNoProcess if it is gone.
+func (s *System) Inject(to PID, msg any) error {
+	p := s.local(to)
+	if p == nil || to.Node != s.name {
+		return ErrNoProcess
+	}
+	sched, err := p.mb.push(nil, envelope{msg: msg}, true)
+	if sched {
+		go p.run()
+	}
+	return err
+}
+
+// MailboxLen is the number of user messages waiting (not yet processed)
+// in the local actor pid's mailbox, or -1 if it is gone.
+func (s *System) MailboxLen(pid PID) int {
+	p := s.local(pid)
+	if p == nil {
+		return -1
+	}
+	p.mb.mu.Lock()
+	defer p.mb.mu.Unlock()
+	return len(p.mb.user)
 }
