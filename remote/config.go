@@ -61,6 +61,8 @@ type Config struct {
 	// PoolSize is the number of receiver pool workers: peers build one
 	// proxy per worker. 0 means GOMAXPROCS; PoolDisabled turns it off.
 	PoolSize int
+	// Network listens and dials; default TCP. Tests use an in-memory one.
+	Network Network
 	// Logger; default the system's.
 	Logger *slog.Logger
 }
@@ -108,6 +110,9 @@ func (c Config) withDefaults(sys *actor.System) (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = sys.Logger()
+	}
+	if c.Network == nil {
+		c.Network = &TCP{}
 	}
 	return c, c.validate()
 }

@@ -18,5 +18,46 @@ type Hooks struct {
 	OnAnnounce func(p PeerInfo, draining bool, meta map[string]string)
 }
 
-// SetHooks installs h (replacing earlier hooks).
-func (n *Node) SetHooks(h Hooks) { n.hooks.Store(&h) }
+// AddHooks adds h to the hooks every event is given to.
+func (n *Node) AddHooks(h Hooks) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	cur := n.hooks.Load()
+	var next []Hooks
+	if cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, h)
+	n.hooks.Store(&next)
+}
+
+// each calls f for every installed hook set.
+func (n *Node) each(f func(h *Hooks)) {
+	if hs := n.hooks.Load(); hs != nil {
+		for i := range *hs {
+			f(&(*hs)[i])
+		}
+	}
+}
+
+// Peer is the current incarnation of node, if one is known.
+func (n *Node) Peer(node string) (PeerInfo, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.slots[node]
+	if s == nil || s.cur == nil || s.cur.gone {
+		return PeerInfo{}, false
+	}
+	info := s.cur.info()
+	info.Addr = s.addr
+	return info, true
+}
+
+// Peers are the current peer incarnations.
+func (n *Node) Peers() []PeerInfo {
+	var out []PeerInfo
+	for _, p := range n.livePeers() {
+		out = append(out, p.info())
+	}
+	return out
+}

@@ -210,10 +210,17 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
 		el.Type, el.Payload = typ, b
 	}
 	p := l.peer
-	if path := n.route(p.name); path != nil && path.Incarnation() == p.inc {
-		if err := path.Enqueue(actor.PID{}, &el, nil, true); err == nil {
-			n.stats.repliesPooled.Add(1)
-			return
+	if pool := n.route(p.name); pool != nil {
+		// The incarnation guard: a reply goes into a pool only if the pool
+		// belongs to the incarnation that made the call.
+		if pool.inc == p.inc {
+			if err := pool.enqueue(id, &el, nil, true); err == nil {
+				pool.stats.Replies.Add(1)
+				n.stats.repliesPooled.Add(1)
+				return
+			}
+		} else {
+			n.stats.guardDiverted.Add(1)
 		}
 	}
 	if !l.isClosed() {
@@ -261,9 +268,11 @@ func (n *Node) inControl(l *link, c *Control) {
 		n.sys.NotifyTerminated(c.Watcher, c.Target, reason)
 	case CtlAnnounce:
 		l.peer.setAnnounce(c.Draining, c.Meta)
-		if h := n.hooks.Load(); h != nil && h.OnAnnounce != nil {
-			h.OnAnnounce(l.peer.info(), c.Draining, c.Meta)
-		}
+		n.each(func(h *Hooks) {
+			if h.OnAnnounce != nil {
+				h.OnAnnounce(l.peer.info(), c.Draining, c.Meta)
+			}
+		})
 	}
 }
 

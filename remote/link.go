@@ -38,8 +38,10 @@ type link struct {
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
+	wmu      sync.Mutex    // serialises writes to conn
+	closedCh chan struct{} // closed by close()
 	wake     chan struct{} // one slot: the writer has work
-	flushed  atomic.Uint64 // frames handed to the kernel
+	flushed  atomic.Uint64 // frames whose write has begun (may have left)
 	lastRead atomic.Int64  // unix ns
 	lastSent atomic.Int64  // unix ns
 	stats    linkStats
@@ -55,9 +57,10 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer)
 	now := time.Now().UnixNano()
 	l := &link{
 		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
-		limit: n.cfg.LinkBufferBytes,
-		wake:  make(chan struct{}, 1),
-		done:  make(chan struct{}),
+		limit:    n.cfg.LinkBufferBytes,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		closedCh: make(chan struct{}),
 	}
 	l.lastRead.Store(now)
 	l.lastSent.Store(now)
@@ -162,12 +165,16 @@ func (l *link) writeLoop() {
 			l.room = nil
 		}
 		l.mu.Unlock()
+		// From here the frames may reach the peer even if the write fails:
+		// count them as sent before trying, never after.
+		l.flushed.Store(seq)
+		l.wmu.Lock()
 		_, err := l.conn.Write(out)
+		l.wmu.Unlock()
 		if err != nil {
 			l.close(fmt.Errorf("write: %w", err))
 			return
 		}
-		l.flushed.Store(seq)
 		l.lastSent.Store(time.Now().UnixNano())
 		l.stats.bytesOut.Add(uint64(len(out)))
 		l.mu.Lock()
@@ -231,6 +238,7 @@ func (l *link) close(reason error) {
 		l.room = nil
 	}
 	l.buf = nil
+	close(l.closedCh)
 	l.mu.Unlock()
 	_ = l.conn.Close()
 	select {

@@ -35,9 +35,12 @@ type Node struct {
 	draining bool
 	closing  bool
 
+	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
+	poolStats map[string]*PoolStats            // under mu
+
 	nextID  atomic.Uint64
 	stats   nodeStats
-	hooks   atomic.Pointer[Hooks]
+	hooks   atomic.Pointer[[]Hooks]
 	running sync.WaitGroup // inbound calls executing here
 	wg      sync.WaitGroup // accept, liveness, handshakes
 	linkWG  sync.WaitGroup // every link's reader and writer
@@ -72,7 +75,8 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	n.routes.Store(&map[string]*Pool{})
+	ln, err := cfg.Network.Listen(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("remote: listen %s: %w", cfg.Listen, err)
 	}
@@ -171,9 +175,11 @@ func (n *Node) onMember(ev discovery.Event) {
 	if gone != nil {
 		n.incarnationGone(gone, fmt.Errorf("discovery reports incarnation %016x of %s %s", gone.inc, gone.name, ev.Type))
 	}
-	if h := n.hooks.Load(); h != nil && h.OnMember != nil {
-		h.OnMember(ev)
-	}
+	n.each(func(h *Hooks) {
+		if h.OnMember != nil {
+			h.OnMember(ev)
+		}
+	})
 }
 
 func (n *Node) acceptLoop() {
@@ -220,7 +226,7 @@ func (n *Node) accept(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	if err := n.attach(conn, cli, false); err != nil {
+	if _, err := n.attach(conn, cli, false); err != nil {
 		n.log.Warn("link dropped after handshake", "peer", cli.Node, "reason", err)
 		conn.Close()
 	}
@@ -261,8 +267,9 @@ func (n *Node) checkClient(h *hello) string {
 
 // dial connects to addr as role and authenticates.
 func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello, error) {
-	d := net.Dialer{Timeout: n.cfg.DialTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
+	defer cancel()
+	conn, err := n.cfg.Network.Dial(dctx, addr)
 	if err != nil {
 		return nil, hello{}, err
 	}
@@ -341,21 +348,32 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
 		return err
 	}
-	return n.attach(conn, srv, true)
+	_, err = n.attach(conn, srv, true)
+	return err
 }
 
 // attach binds an authenticated connection to the peer incarnation it
-// reached, replacing an older incarnation of the same name.
-func (n *Node) attach(conn net.Conn, h hello, outbound bool) error {
+// reached, replacing an older incarnation of the same name. h is the
+// other side's hello; the link's role is the client's (ours when
+// outbound).
+func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
+	role, worker := h.Role, h.Worker
+	if outbound {
+		role, worker = n.dialRole(conn)
+	}
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
-		return actor.ErrStopped
+		return nil, actor.ErrStopped
 	}
 	s := n.slotLocked(h.Node)
 	if _, dead := s.tomb[h.Inc]; dead {
 		n.mu.Unlock()
-		return fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+		return nil, fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+	}
+	if role == rolePool && outbound && (s.cur == nil || s.cur.inc != h.Inc) {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("pool link reached incarnation %016x of %s, which is not current", h.Inc, h.Node)
 	}
 	if h.Addr != "" && s.addr == "" {
 		s.addr = h.Addr // a peer that only dialed us can be dialed back
@@ -371,18 +389,38 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool) error {
 		s.cur = p
 	}
 	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
-	l := newLink(n, conn, roleNative, outbound, e, p)
+	l := newLink(n, conn, role, outbound, e, p)
+	l.worker = worker
 	p.addLink(l)
 	n.mu.Unlock()
 	if old != nil {
 		n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", h.Node, h.Inc))
 	}
-	n.log.Info("link up", "link", l.String())
+	n.log.Debug("link up", "link", l.String())
 	l.start(n.dispatch)
-	if h := n.hooks.Load(); h != nil && h.OnPeer != nil {
-		h.OnPeer(p.info())
+	if role == roleNative {
+		n.each(func(h *Hooks) {
+			if h.OnPeer != nil {
+				h.OnPeer(p.info())
+			}
+		})
 	}
-	return nil
+	return l, nil
+}
+
+// dialRole recovers the role of a connection this node dialed.
+func (n *Node) dialRole(conn net.Conn) (uint8, uint32) {
+	if rc, ok := conn.(*roleConn); ok {
+		return rc.role, rc.worker
+	}
+	return roleNative, 0
+}
+
+// roleConn tags a dialed connection with the role it was dialed for.
+type roleConn struct {
+	net.Conn
+	role   uint8
+	worker uint32
 }
 
 // Connect dials node at addr (when addr is not empty, it is remembered)

@@ -44,35 +44,33 @@ func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 }
 
 // Cast implements actor.Transport.
-func (n *Node) Cast(node, fn string, arg proto.Message) error {
+func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
 	typ, b, err := marshal(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("cast", node, 0, fn, err)
 	}
 	el := Element{Kind: KindCast, Fn: fn, Type: typ, Payload: b}
-	return n.oneWay("cast", node, 0, fn, actor.PID{}, &el)
+	return n.oneWay("cast", node, 0, fn, sender, &el)
 }
 
 // oneWay sends a send or cast element: through a pool when one is
 // published for the node's current incarnation, else natively.
 func (n *Node) oneWay(op, node string, wantInc uint64, target string, sender actor.PID, el *Element) error {
 	block := n.cfg.SendPolicy == actor.Block
-	if path := n.route(node); path != nil {
-		{
-			if wantInc != 0 && path.Incarnation() != wantInc {
-				return actor.NewError(op, node, wantInc, target, actor.ErrNoProcess)
-			}
-			err := path.Enqueue(sender, el, nil, block)
-			if err == nil {
-				n.stats.sentPooled.Add(1)
-				return nil
-			}
-			if !errors.Is(err, errPathClosed) {
-				return actor.NewError(op, node, path.Incarnation(), target, err)
-			}
-			// The pool went away under us: fall back to the native path.
+	if pool := n.route(node); pool != nil {
+		if wantInc != 0 && pool.inc != wantInc {
+			return actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 		}
+		err := pool.enqueue(senderKey(sender), el, nil, false)
+		if err == nil {
+			n.stats.sentPooled.Add(1)
+			return nil
+		}
+		if !errors.Is(err, errPathClosed) {
+			return actor.NewError(op, node, pool.inc, target, err)
+		}
+		// The pool went away under us: fall back to the native path.
 	}
 	p, l, err := n.connect(nil, node)
 	if err != nil {
@@ -115,14 +113,14 @@ func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name st
 }
 
 // Call implements actor.Transport.
-func (n *Node) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
+func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	typ, b, err := marshal(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("call", node, 0, fn, err)
 	}
 	el := Element{Kind: KindCall, Fn: fn, Type: typ, Payload: b}
-	v, err := n.call(ctx, "call", node, 0, fn, actor.PID{}, &el)
+	v, err := n.call(ctx, "call", node, 0, fn, sender, &el)
 	if err != nil {
 		return nil, err
 	}
@@ -140,23 +138,22 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, target
 	f := n.sys.NewFuture()
 	pc := &pendingCall{f: f, op: op, target: target}
 	var p *peer
-	if path := n.route(node); path != nil {
-		{
-			p = path.peer()
-			if wantInc != 0 && p.inc != wantInc {
-				return nil, actor.NewError(op, node, wantInc, target, actor.ErrNoProcess)
+	if pool := n.route(node); pool != nil {
+		p = pool.peer
+		if wantInc != 0 && p.inc != wantInc {
+			return nil, actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+		}
+		pc.via = pool
+		if !p.addPending(el.ID, pc) {
+			return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
+		}
+		if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
+			p.takePending(el.ID)
+			if !errors.Is(err, errPathClosed) {
+				return nil, actor.NewError(op, node, p.inc, target, err)
 			}
-			pc.via = path
-			if !p.addPending(el.ID, pc) {
-				return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
-			}
-			if err := path.Enqueue(sender, el, pc, true); err != nil {
-				p.takePending(el.ID)
-				if !errors.Is(err, errPathClosed) {
-					return nil, actor.NewError(op, node, p.inc, target, err)
-				}
-				p = nil // pool gone: take the native path
-			}
+			p = nil // pool gone: take the native path
+			pc.via = nil
 		}
 	}
 	if p == nil {

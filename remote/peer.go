@@ -98,18 +98,34 @@ type pendingCall struct {
 	f      *actor.Future
 	via    any           // *link, or a pool path (see Hooks)
 	seq    atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
-	sent   atomic.Bool   // pooled: set by the proxy once written
+	state  atomic.Int32  // pooled: callQueued, callSent or callAbandoned
 	op     string
 	target string
 }
 
-// wasSent reports whether the call left this process.
+const (
+	callQueued    int32 = iota // in a proxy's mailbox
+	callSent                   // claimed by its proxy for a write
+	callAbandoned              // failed while queued: must never be written
+)
+
+// markSent claims a queued call for writing; false if it was abandoned.
+func (pc *pendingCall) markSent() bool {
+	return pc.state.CompareAndSwap(callQueued, callSent) || pc.state.Load() == callSent
+}
+
+// wasSent reports whether the call may have left this process. For a
+// pooled call still queued it abandons the call, so its proxy will never
+// write it: the answer "not sent" stays true.
 func (pc *pendingCall) wasSent() bool {
 	if l, ok := pc.via.(*link); ok {
 		seq := pc.seq.Load()
 		return seq != 0 && l.flushed.Load() >= seq
 	}
-	return pc.sent.Load()
+	if pc.state.CompareAndSwap(callQueued, callAbandoned) {
+		return false
+	}
+	return pc.state.Load() == callSent
 }
 
 // failure is the error a pending call gets when its path or peer dies.
@@ -194,8 +210,12 @@ func (n *Node) linkDown(l *link, reason error) {
 		// longer tell us, so they end now with a node-down reason.
 		p.fireWatches(fmt.Errorf("link to %s lost: %v", p.name, reason))
 	}
-	if h := n.hooks.Load(); h != nil && h.OnLinkDown != nil && l.role == roleNative {
-		h.OnLinkDown(p.info(), l.outbound)
+	if l.role == roleNative {
+		n.each(func(h *Hooks) {
+			if h.OnLinkDown != nil {
+				h.OnLinkDown(p.info(), l.outbound)
+			}
+		})
 	}
 }
 
@@ -225,12 +245,17 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 		cancel()
 	}
 	p.fireWatches(reason)
+	if pool := n.route(p.name); pool != nil && pool.peer == p {
+		n.Unpublish(pool, reason)
+	}
 	for _, l := range links {
 		l.close(fmt.Errorf("incarnation gone: %w", reason))
 	}
-	if h := n.hooks.Load(); h != nil && h.OnPeerGone != nil {
-		h.OnPeerGone(p.info())
-	}
+	n.each(func(h *Hooks) {
+		if h.OnPeerGone != nil {
+			h.OnPeerGone(p.info())
+		}
+	})
 }
 
 // addWatch records that local watcher watches target on p.

@@ -2,6 +2,9 @@ package remote
 
 import (
 	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
 )
@@ -10,18 +13,211 @@ import (
 // caller falls back to the native path.
 var errPathClosed = errors.New("remote: pool closed")
 
-// poolPath is a published proxy pool toward one peer incarnation.
-type poolPath struct {
-	p *peer
+// Outgoing is one message on its way through a proxy pool, already
+// encoded as a batch entry. Proxy actors receive *Outgoing values and hand
+// them, in batches, to their PoolLink.
+type Outgoing struct {
+	node  string
+	entry []byte
+	call  *pendingCall // calls and requests: marked sent before the write
+	inc   uint64       // the peer incarnation it is meant for
+	reply bool
 }
 
-func (pp *poolPath) Incarnation() uint64 { return pp.p.inc }
-func (pp *poolPath) peer() *peer         { return pp.p }
+// Node is the peer node the message is for.
+func (o *Outgoing) Node() string { return o.node }
 
-// Enqueue hands el to the proxy that serves sender.
-func (pp *poolPath) Enqueue(sender actor.PID, el *Element, pc *pendingCall, block bool) error {
-	return errPathClosed
+// Pool is a published proxy pool toward one peer incarnation: one proxy
+// actor per worker of the peer's receiver pool. While it is published,
+// sends, casts, calls and requests to that node go through it, sharded by
+// the caller's identity; replies go through it only if it belongs to the
+// caller's incarnation (the incarnation guard).
+type Pool struct {
+	n       *Node
+	node    string
+	inc     uint64
+	peer    *peer
+	ends    ends
+	proxies []actor.PID
+	closed  atomic.Bool
+	stats   *PoolStats
+}
+
+// Node is the peer node's name; Incarnation the incarnation it serves.
+func (pl *Pool) Node() string        { return pl.node }
+func (pl *Pool) Incarnation() uint64 { return pl.inc }
+
+// Proxies are the proxy actors, by worker index.
+func (pl *Pool) Proxies() []actor.PID { return append([]actor.PID(nil), pl.proxies...) }
+
+// Closed reports whether the pool has been unpublished.
+func (pl *Pool) Closed() bool { return pl.closed.Load() }
+
+// PoolStats are the pooled-path counters for one peer node, summed over
+// every pool built toward it.
+type PoolStats struct {
+	Batches         atomic.Uint64 // batch frames written
+	Messages        atomic.Uint64 // entries written
+	Bytes           atomic.Uint64 // bytes written
+	Replies         atomic.Uint64 // replies that went through the pool
+	GuardViolations atomic.Uint64 // entries for another incarnation (must stay 0)
+	// Hist counts batches by size: bucket i holds sizes in (2^(i-1), 2^i],
+	// bucket 0 size 1, the last bucket everything above 2^(len-2).
+	Hist [12]atomic.Uint64
+}
+
+func (s *PoolStats) observe(entries, bytes int) {
+	s.Batches.Add(1)
+	s.Messages.Add(uint64(entries))
+	s.Bytes.Add(uint64(bytes))
+	b := 0
+	if entries > 1 {
+		b = bits.Len(uint(entries - 1))
+	}
+	if b >= len(s.Hist) {
+		b = len(s.Hist) - 1
+	}
+	s.Hist[b].Add(1)
+}
+
+// MeanBatch is messages per batch.
+func (s *PoolStats) MeanBatch() float64 {
+	b := s.Batches.Load()
+	if b == 0 {
+		return 0
+	}
+	return float64(s.Messages.Load()) / float64(b)
+}
+
+// PoolStatsFor returns the pooled-path counters for node (created on
+// first use; they survive pool rebuilds).
+func (n *Node) PoolStatsFor(node string) *PoolStats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.poolStats == nil {
+		n.poolStats = make(map[string]*PoolStats)
+	}
+	s := n.poolStats[node]
+	if s == nil {
+		s = &PoolStats{}
+		n.poolStats[node] = s
+	}
+	return s
+}
+
+// Publish makes proxies the pool for node's incarnation inc. It fails if
+// inc is not node's current incarnation. A pool published earlier for
+// node is unpublished.
+func (n *Node) Publish(node string, inc uint64, proxies []actor.PID) (*Pool, error) {
+	if len(proxies) == 0 {
+		return nil, fmt.Errorf("remote: publish pool for %s: no proxies", node)
+	}
+	stats := n.PoolStatsFor(node)
+	n.mu.Lock()
+	s := n.slots[node]
+	if s == nil || s.cur == nil || s.cur.inc != inc || n.closing {
+		n.mu.Unlock()
+		return nil, fmt.Errorf("remote: publish pool for %s: incarnation %016x is not current", node, inc)
+	}
+	p := s.cur
+	pool := &Pool{
+		n: n, node: node, inc: inc, peer: p, stats: stats,
+		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc},
+		proxies: append([]actor.PID(nil), proxies...),
+	}
+	old := n.swapRoute(node, pool)
+	n.mu.Unlock()
+	if old != nil {
+		n.closePool(old, errors.New("replaced by a new pool"))
+	}
+	return pool, nil
+}
+
+// Unpublish removes pool from routing (if it is still published) and
+// fails the calls that went through it: still queued in a proxy,
+// ErrNotSent; written, ErrNodeDown.
+func (n *Node) Unpublish(pool *Pool, reason error) {
+	n.mu.Lock()
+	if n.route(pool.node) == pool {
+		n.swapRoute(pool.node, nil)
+	}
+	n.mu.Unlock()
+	n.closePool(pool, reason)
+}
+
+func (n *Node) closePool(pool *Pool, reason error) {
+	if !pool.closed.CompareAndSwap(false, true) {
+		return
+	}
+	failed := pool.peer.failVia(pool, fmt.Errorf("pool to %s torn down: %v", pool.node, reason))
+	n.stats.failedByLiveness.Add(uint64(failed))
+}
+
+// swapRoute replaces node's route; under n.mu. Readers never lock.
+func (n *Node) swapRoute(node string, pool *Pool) (old *Pool) {
+	cur := n.routes.Load()
+	next := make(map[string]*Pool, len(*cur)+1)
+	for k, v := range *cur {
+		next[k] = v
+	}
+	old = next[node]
+	if pool == nil {
+		delete(next, node)
+	} else {
+		next[node] = pool
+	}
+	n.routes.Store(&next)
+	return old
 }
 
 // route returns the published pool for node, or nil (native path).
-func (n *Node) route(node string) *poolPath { return nil }
+func (n *Node) route(node string) *Pool {
+	pool := (*n.routes.Load())[node]
+	if pool == nil || pool.closed.Load() {
+		return nil
+	}
+	return pool
+}
+
+// Route is the pool currently published for node, or nil.
+func (n *Node) Route(node string) *Pool { return n.route(node) }
+
+// enqueue encodes el and hands it to the proxy chosen by key (the
+// sender's identity, so one sender keeps one proxy and its order). force
+// ignores the proxy's mailbox bound (replies).
+func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) error {
+	if pl.closed.Load() {
+		return errPathClosed
+	}
+	out := &Outgoing{node: pl.node, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
+	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
+	proxy := pl.proxies[mix(key)%uint64(len(pl.proxies))]
+	var err error
+	if force {
+		err = pl.n.sys.Inject(proxy, out)
+	} else {
+		err = pl.n.sys.DeliverLocal(nil, actor.PID{}, proxy, out, nil)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, actor.ErrNoProcess):
+		return errPathClosed
+	case errors.Is(err, actor.ErrMailboxFull):
+		return actor.ErrOverloaded
+	}
+	return err
+}
+
+// senderKey turns a sender's identity into a shard key.
+func senderKey(p actor.PID) uint64 { return p.ID ^ p.Incarnation }
+
+// mix is splitmix64's finaliser: adjacent keys land on different proxies.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

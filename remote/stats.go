@@ -15,9 +15,10 @@ type Stats struct {
 	BadFrames         uint64 // frames that closed their link (malformed, unknown kind, too large)
 	BadMessages       uint64 // payloads that could not be encoded or decoded
 	HandshakeFailures uint64
-	Links             int // live links
-	Peers             int // known live peer incarnations
-	Pending           int // calls and requests waiting for a reply
+	GuardDiverted     uint64 // replies kept out of a pool of another incarnation
+	Links             int    // live links
+	Peers             int    // known live peer incarnations
+	Pending           int    // calls and requests waiting for a reply
 }
 
 type nodeStats struct {
@@ -25,6 +26,7 @@ type nodeStats struct {
 	repliesNative, repliesPooled, repliesDropped atomic.Uint64
 	lateReplies, failedByLiveness                atomic.Uint64
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
+	guardDiverted                                atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -41,6 +43,7 @@ func (n *Node) Stats() Stats {
 		BadFrames:         n.stats.badFrames.Load(),
 		BadMessages:       n.stats.badMessages.Load(),
 		HandshakeFailures: n.stats.handshakeFailures.Load(),
+		GuardDiverted:     n.stats.guardDiverted.Load(),
 	}
 	for _, p := range n.livePeers() {
 		s.Peers++

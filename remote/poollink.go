@@ -1,0 +1,155 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+// PoolLink is one proxy's link, paired with one worker of a peer
+// incarnation's receiver pool. Its owner (a proxy actor) writes batches
+// with WriteBatch from one goroutine; heartbeats and the peer's native
+// replies share the connection.
+type PoolLink struct {
+	n     *Node
+	l     *link
+	stats *PoolStats
+	buf   []byte      // the batch frame, reused; owned by the writing goroutine
+	keep  []*Outgoing // entries of the frame being built
+	hold  func()      // test hook: called before each write
+}
+
+// DialPool connects to worker of node's incarnation inc. It fails if inc
+// is not node's current incarnation or the peer refuses (pool disabled,
+// worker out of range, incarnation changed).
+func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int) (*PoolLink, error) {
+	n.mu.Lock()
+	s := n.slots[node]
+	var addr string
+	if s != nil {
+		addr = s.addr
+	}
+	closing := n.closing
+	n.mu.Unlock()
+	switch {
+	case closing:
+		return nil, actor.ErrStopped
+	case addr == "":
+		return nil, fmt.Errorf("%w: no address for %s", actor.ErrUnreachable, node)
+	}
+	conn, srv, err := n.dial(ctx, addr, n.helloFor(rolePool, uint32(worker), node, inc))
+	if err != nil {
+		return nil, fmt.Errorf("%w: pool link %d to %s: %v", actor.ErrUnreachable, worker, node, err)
+	}
+	l, err := n.attach(&roleConn{Conn: conn, role: rolePool, worker: uint32(worker)}, srv, true)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return &PoolLink{n: n, l: l, stats: n.PoolStatsFor(node)}, nil
+}
+
+// Closed is closed when the link has ended.
+func (pl *PoolLink) Closed() <-chan struct{} { return pl.l.closedCh }
+
+// Err is why the link ended (nil while it is up).
+func (pl *PoolLink) Err() error {
+	pl.l.mu.Lock()
+	defer pl.l.mu.Unlock()
+	return pl.l.closeErr
+}
+
+// Close ends the link.
+func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
+
+// Worker is the peer worker this link is paired with.
+func (pl *PoolLink) Worker() int { return int(pl.l.worker) }
+
+// Incarnation is the peer incarnation.
+func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.peerInc }
+
+// SetHold installs a test hook run before each write (nil removes it).
+func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
+
+// WriteBatch writes items as batch frames (more than one only when they
+// would exceed MaxFrameSize) and returns when the kernel has them. Calls
+// are marked sent before the write: a link that dies mid-write fails them
+// as may have executed, never wrongly as not executed. An item meant for
+// another incarnation is dropped and counted (the guard; it must not
+// happen). A write error closes the link.
+func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
+	inc, max := pl.l.ends.peerInc, pl.n.cfg.MaxFrameSize
+	b := pl.buf[:0]
+	for len(items) > 0 {
+		// Take as many items as fit in one frame (at least one).
+		size, n := 0, 0
+		for n < len(items) {
+			it := items[n]
+			if n > 0 && size+len(it.entry)+16 > max {
+				break
+			}
+			size += len(it.entry)
+			n++
+		}
+		b, start := beginFrame(b[:0], KindBatch)
+		// Decide each entry once: wrong incarnation (the guard) or a call
+		// abandoned while queued are skipped; the rest are claimed as sent.
+		keep := pl.keep[:0]
+		for _, it := range items[:n] {
+			switch {
+			case it.inc != inc:
+				pl.stats.GuardViolations.Add(1)
+				pl.n.log.Error("dropped an entry meant for another incarnation", "link", pl.l.String(), "entry_incarnation", fmt.Sprintf("%016x", it.inc))
+			case it.call != nil && !it.call.markSent():
+				// failed as not sent already; it must not run
+			default:
+				keep = append(keep, it)
+			}
+		}
+		count := len(keep)
+		b = appendUvarint(b, uint64(count))
+		for _, it := range keep {
+			b = append(b, it.entry...)
+		}
+		clear(keep)
+		pl.keep = keep[:0]
+		b = endFrame(b, start)
+		items = items[n:]
+		if count == 0 {
+			continue
+		}
+		if pl.hold != nil {
+			pl.hold()
+		}
+		if err := pl.l.writeNow(b); err != nil {
+			return err
+		}
+		pl.stats.observe(count, len(b))
+		pl.buf = b
+	}
+	if cap(pl.buf) > 4<<20 {
+		pl.buf = nil
+	}
+	return nil
+}
+
+// writeNow writes one frame synchronously, serialised with the writer
+// goroutine (heartbeats, cancels).
+func (l *link) writeNow(b []byte) error {
+	if l.isClosed() {
+		return errLinkClosed
+	}
+	l.wmu.Lock()
+	_, err := l.conn.Write(b)
+	l.wmu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("write: %w", err)
+		l.close(err)
+		return err
+	}
+	l.lastSent.Store(time.Now().UnixNano())
+	l.stats.bytesOut.Add(uint64(len(b)))
+	return nil
+}
