@@ -96,7 +96,9 @@ func (c *Context) Call(ctx context.Context, node, fn string, arg proto.Message) 
 }
 
 // Cast runs fn on node without waiting, with this actor as the caller.
-func (c *Context) Cast(node, fn string, arg proto.Message) { c.proc.sys.cast(c.proc.pid, node, fn, arg) }
+func (c *Context) Cast(node, fn string, arg proto.Message) {
+	c.proc.sys.cast(c.proc.pid, node, fn, arg)
+}
 
 // Spawn starts a child actor. Its Started runs before Spawn returns. The
 // parent receives Terminated when the child ends (implicit watch), and a

@@ -29,8 +29,8 @@ type process struct {
 	mb         mailbox
 	ctx        Context
 
-	batch       BatchReceiver // set when the actor takes batches
-	chunk       []any         // reused batch buffer
+	batch BatchReceiver // set when the actor takes batches
+	chunk []any         // reused batch buffer
 
 	state       procState
 	reason      error // why it stops; nil for a normal stop
