@@ -16,6 +16,10 @@ type Hooks struct {
 	OnPeerGone func(PeerInfo)
 	// OnAnnounce: a peer announced its draining flag and metadata.
 	OnAnnounce func(p PeerInfo, draining bool, meta map[string]string)
+	// OnClose: the node has closed every link and stopped its goroutines
+	// (the end of System.Stop's remote phase). A layer waits for its own
+	// goroutines here.
+	OnClose func()
 }
 
 // AddHooks adds h to the hooks every event is given to.
@@ -45,7 +49,7 @@ func (n *Node) Peer(node string) (PeerInfo, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	s := n.slots[node]
-	if s == nil || s.cur == nil || s.cur.gone {
+	if s == nil || s.cur == nil || s.cur.isGone() {
 		return PeerInfo{}, false
 	}
 	info := s.cur.info()

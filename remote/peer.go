@@ -29,6 +29,12 @@ type peer struct {
 	meta    map[string]string // what it announced
 }
 
+func (p *peer) isGone() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
+}
+
 func (p *peer) setAnnounce(draining bool, meta map[string]string) {
 	p.mu.Lock()
 	p.drain, p.meta = draining, meta

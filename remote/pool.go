@@ -27,6 +27,10 @@ type Outgoing struct {
 // Node is the peer node the message is for.
 func (o *Outgoing) Node() string { return o.node }
 
+// IsCall reports whether it is a call or request, which its pool's
+// teardown answers (the others become dead letters if dropped).
+func (o *Outgoing) IsCall() bool { return o.call != nil }
+
 // Pool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
 // sends, casts, calls and requests to that node go through it, sharded by

@@ -111,6 +111,11 @@ func (n *Node) closeAll() {
 			}
 		}
 		n.linkWG.Wait()
+		n.each(func(h *Hooks) {
+			if h.OnClose != nil {
+				h.OnClose()
+			}
+		})
 		close(n.stopped)
 	})
 	<-n.stopped

@@ -3,6 +3,8 @@ package testnode
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,10 @@ import (
 //   - count(Echo): increments a counter by N (or 1); count_get -> Echo{N: total}
 //   - big(Echo) -> Blob of N bytes; numbers(Echo) -> Numbers of N values
 //   - pid_of(Echo{Text: name}) -> Echo{Text: the PID registered as name}
+//   - call_node(Echo{Text: "<node> <fn>", N: times}) -> Echo{N: successes,
+//     Text: the last error}: calls fn on node N times (from one caller)
+//   - spawn_sinks(Echo{N: n}) -> Echo{N: n}: spawns n counting actors
+//     registered as "sink/0" .. "sink/<n-1>" (they count into sink_get)
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
 //     where c counts sleep calls whose ctx ended early, s those running now
 //
@@ -78,6 +84,40 @@ func Install(sys *actor.System) error {
 			}
 			count.Add(n)
 			return nil, nil
+		},
+		"call_node": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+			e := arg.(*testpb.Echo)
+			target, fn, ok := strings.Cut(e.Text, " ")
+			if !ok {
+				return nil, actor.Reject("bad_arg", "want \"<node> <fn>\"")
+			}
+			h := sys.NewSender()
+			res := &testpb.Echo{From: node}
+			for range e.N {
+				if _, err := h.Call(ctx, target, fn, &testpb.Echo{Text: "from " + node}); err != nil {
+					res.Text = err.Error()
+					continue
+				}
+				res.N++
+			}
+			return res, nil
+		},
+		"spawn_sinks": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			n := arg.(*testpb.Echo).N
+			for i := range n {
+				name := "sink/" + strconv.FormatInt(i, 10)
+				if _, ok := sys.Lookup(name); ok {
+					continue
+				}
+				if _, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+					if _, ok := c.Message().(proto.Message); ok {
+						sunk.Add(1)
+					}
+				}), name); err != nil {
+					return nil, err
+				}
+			}
+			return &testpb.Echo{N: n, From: node}, nil
 		},
 		"sink_get": func(context.Context, proto.Message) (proto.Message, error) {
 			return &testpb.Echo{N: sunk.Load(), From: node}, nil

@@ -1,0 +1,102 @@
+package proxypool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+)
+
+// ErrNotConnected: there is no connection master for that node.
+var ErrNotConnected = errors.New("proxypool: not connected")
+
+// Config configures a node's proxy pools. Zero fields take the defaults
+// documented on each.
+type Config struct {
+	// BatchSize caps the messages a proxy ships in one batch: a cap, not a
+	// target (a proxy ships whatever is waiting the moment it has
+	// anything). Default 1000. Read each time a pool is built, so
+	// SetBatchSize affects the next build.
+	BatchSize int
+	// ProxyQueue bounds each proxy's mailbox; memory under overload is at
+	// most about ProxyQueue messages per proxy. Default 65536.
+	ProxyQueue int
+	// Policy applies when a proxy's mailbox is full: Block makes the
+	// caller wait (the default), FailFast returns actor.ErrOverloaded.
+	Policy actor.MailboxPolicy
+	// ManualConnect, when true, leaves connecting to the caller
+	// (StartConnection). By default a master is started for every peer the
+	// node links to or discovery reports.
+	ManualConnect bool
+	// RetryMin and RetryMax bound the backoff between failed pool builds
+	// while the peer incarnation is alive. Defaults 50ms and 2s.
+	RetryMin, RetryMax time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{BatchSize: 1000, ProxyQueue: 65536, Policy: actor.Block, RetryMin: 50 * time.Millisecond, RetryMax: 2 * time.Second}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.BatchSize == 0 {
+		c.BatchSize = d.BatchSize
+	}
+	if c.ProxyQueue == 0 {
+		c.ProxyQueue = d.ProxyQueue
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = d.RetryMin
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = d.RetryMax
+	}
+	switch {
+	case c.BatchSize < 1:
+		return c, fmt.Errorf("proxypool: config: BatchSize is %d, want 1 or more", c.BatchSize)
+	case c.ProxyQueue < 1:
+		return c, fmt.Errorf("proxypool: config: ProxyQueue is %d, want 1 or more", c.ProxyQueue)
+	case c.Policy != actor.Block && c.Policy != actor.FailFast:
+		return c, fmt.Errorf("proxypool: config: Policy is %d, want Block or FailFast", int(c.Policy))
+	case c.RetryMin < 0 || c.RetryMax < c.RetryMin:
+		return c, fmt.Errorf("proxypool: config: RetryMin %v / RetryMax %v: want 0 < RetryMin <= RetryMax", c.RetryMin, c.RetryMax)
+	}
+	return c, nil
+}
+
+// Status is the state of a connection, from this node's side.
+type Status int
+
+const (
+	// NotConnected: no master exists for the node.
+	NotConnected Status = iota
+	// Down: a master exists but no pool is published (the peer's pool has
+	// not answered, went away, or is disabled).
+	Down
+	// Connected: a pool is published and in use.
+	Connected
+)
+
+func (s Status) String() string {
+	switch s {
+	case NotConnected:
+		return "not connected"
+	case Down:
+		return "down"
+	case Connected:
+		return "connected"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Info is ConnectionInfo's answer.
+type Info struct {
+	Node        string
+	Status      Status
+	Master      actor.PID
+	Proxies     int    // when Connected
+	Incarnation uint64 // the peer incarnation the master follows (0 if none)
+	Builds      int    // pools built so far by this master
+}

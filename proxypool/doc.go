@@ -1,0 +1,47 @@
+// Package proxypool is mailroom's pooled remote path: with many
+// concurrent senders, one link per peer becomes the single point; batching
+// before the link and pooling both ends removes it.
+//
+// For every peer node a connection master (an actor under the proxy pool
+// supervisor) follows the peer's current incarnation and builds one proxy
+// actor per worker of that incarnation's receiver pool, each with its own
+// link paired with its worker, then publishes the pool. From then on,
+// sends, casts, calls and requests to that node go through the pool:
+//
+//   - a caller is mapped to a proxy by hashing its identity (an actor's
+//     PID; outside actors, an actor.Sender handle's PID; the System's own
+//     methods are one sender), so one caller keeps one proxy and its order;
+//   - a proxy blocks only when it has nothing; once it has one message it
+//     takes whatever else is waiting, up to BatchSize, writes it as one
+//     frame, and blocks in that write: backpressure from the link is the
+//     batching clock, there are no timers;
+//   - the peer's worker replays the batch in order: a send is delivered,
+//     a cast runs in its own goroutine, a call runs and its reply comes
+//     back through the peer's own pool toward this node, if that pool
+//     belongs to this node's current incarnation (the incarnation guard),
+//     else natively;
+//   - when the incarnation goes (link lost, discovery, a new incarnation)
+//     or a proxy dies, the pool is unpublished at once: traffic falls back
+//     to the native path, calls still queued fail with actor.ErrNotSent
+//     (not executed), calls written fail with actor.ErrNodeDown, queued
+//     sends are counted dead letters. The master builds a fresh pool when
+//     it can.
+//
+// # Usage
+//
+//	sys, _ := actor.Start(actor.Config{Name: "a"})
+//	node, _ := remote.Start(sys, remote.Config{Cookie: c, Seeds: seeds})
+//	pools, err := proxypool.Start(node, proxypool.Config{})
+//	info, err := pools.ConnectionInfo("b") // Connected, 2 proxies, incarnation ...
+//
+// # The caller's duties
+//
+//   - Give code outside actors its own actor.Sender handle per goroutine
+//     that needs parallelism; all calls through the System's own methods
+//     are one sender and so share one proxy.
+//   - Choose ProxyQueue and Policy: a full proxy makes callers wait
+//     (Block) or fail fast with actor.ErrOverloaded (FailFast); memory is
+//     bounded either way.
+//   - Ordering holds per caller and target, as on the native path; casts
+//     and calls run concurrently on the peer.
+package proxypool

@@ -1,0 +1,122 @@
+package proxypool
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/memnet"
+	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/remote"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// Child nodes run a proxy pool too, unless told not to.
+	testnode.SetChildHook(func(sys *actor.System, n *remote.Node, o testnode.Options) error {
+		if o.Extra["pool"] == "off" {
+			return nil
+		}
+		_, err := Start(n, Config{})
+		return err
+	})
+	testnode.MaybeRunChild()
+	goleak.VerifyTestMain(m)
+}
+
+// tnode is an in-process node with a proxy pool.
+type tnode struct {
+	sys  *actor.System
+	n    *remote.Node
+	pool *Manager
+}
+
+type nodeOpts struct {
+	net      remote.Network
+	poolSize int
+	cfg      Config
+	seeds    []string
+}
+
+func startNode(t testing.TB, name string, o nodeOpts) *tnode {
+	t.Helper()
+	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	require.NoError(t, err)
+	require.NoError(t, testnode.Install(sys))
+	n, err := remote.Start(sys, remote.Config{Cookie: "test-cookie", Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds})
+	require.NoError(t, err)
+	m, err := Start(n, o.cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		require.NoError(t, sys.Stop(ctx))
+	})
+	return &tnode{sys: sys, n: n, pool: m}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
+
+// networks are the transports every in-process test body runs over.
+var networks = []struct {
+	name string
+	make func() remote.Network
+}{
+	{"memnet", func() remote.Network { return memnet.New() }},
+	{"tcp", func() remote.Network { return nil }},
+}
+
+// eachNetwork runs body once per transport.
+func eachNetwork(t *testing.T, body func(t *testing.T, net remote.Network)) {
+	for _, nw := range networks {
+		t.Run(nw.name, func(t *testing.T) { body(t, nw.make()) })
+	}
+}
+
+// pair starts a and b on net and links a to b.
+func pair(t *testing.T, net remote.Network, bPool int, acfg Config) (a, b *tnode) {
+	t.Helper()
+	b = startNode(t, "b", nodeOpts{net: net, poolSize: bPool})
+	a = startNode(t, "a", nodeOpts{net: net, poolSize: 2, cfg: acfg, seeds: []string{"b=" + b.n.Addr()}})
+	require.NoError(t, a.n.Connect(ctxT(t), "b", ""))
+	return a, b
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}
+
+func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
+	t.Helper()
+	var info Info
+	eventually(t, node+" "+want.String(), func() bool {
+		info, _ = m.ConnectionInfo(node)
+		return info.Status == want
+	})
+	return info
+}

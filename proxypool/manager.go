@@ -1,0 +1,282 @@
+package proxypool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/remote"
+	"github.com/mailroom-go/mailroom/supervisor"
+)
+
+var errProxyStopped = errors.New("proxypool: proxy stopped")
+
+// Manager runs this node's proxy pools: a supervisor with one connection
+// master per peer node, each building a pool of proxies toward the peer's
+// current incarnation.
+type Manager struct {
+	node  *remote.Node
+	sys   *actor.System
+	cfg   Config
+	log   *slog.Logger
+	sup   actor.PID
+	batch atomic.Int64
+
+	mu      sync.Mutex // protects following
+	conns   map[string]*Info
+	dead    map[string]*atomic.Uint64 // dead letters of queued pool traffic, by node
+	closing bool
+
+	onLink func(*remote.PoolLink) // test hook: sees every pool link built
+
+	ctx    context.Context // cancelled at stop: ends pool dials
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // dials, link watchers, auto-starts
+}
+
+// SupervisorName is the registered name of the proxy pool supervisor.
+const SupervisorName = "mailroom.proxypool"
+
+// Start runs the proxy pools of node. By default it connects to every
+// peer that comes up (ManualConnect turns that off). System.Stop stops it.
+func Start(node *remote.Node, cfg Config) (*Manager, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sys := node.System()
+	m := &Manager{
+		node: node, sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
+		conns: make(map[string]*Info),
+		dead:  make(map[string]*atomic.Uint64),
+	}
+	m.batch.Store(int64(cfg.BatchSize))
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	sup, err := supervisor.StartNamed(sys, supervisor.Spec{Strategy: supervisor.OneForOne, Intensity: 50, Period: 10 * time.Second}, SupervisorName)
+	if err != nil {
+		m.cancel()
+		return nil, fmt.Errorf("proxypool: start supervisor: %w", err)
+	}
+	m.sup = sup
+	sys.SubscribeDeadLetters(m.onDeadLetter)
+	sys.OnStop(m.stop)
+	node.AddHooks(remote.Hooks{
+		OnPeer:     m.onPeer,
+		OnPeerGone: m.onPeerGone,
+		OnMember:   m.onMember,
+		OnClose:    m.wg.Wait,
+	})
+	if !cfg.ManualConnect {
+		for _, p := range node.Peers() {
+			m.onPeer(p)
+		}
+	}
+	return m, nil
+}
+
+// SetBatchSize changes the batch cap used by the next pools built.
+func (m *Manager) SetBatchSize(n int) {
+	if n > 0 {
+		m.batch.Store(int64(n))
+	}
+}
+
+// StartConnection starts a connection master for node if there is none.
+// Asynchronous: the pool is built when the peer's receiver pool answers;
+// poll ConnectionInfo. Idempotent.
+func (m *Manager) StartConnection(ctx context.Context, node string) error {
+	if node == m.sys.Name() {
+		return fmt.Errorf("proxypool: start connection: %q is this node", node)
+	}
+	m.mu.Lock()
+	_, exists := m.conns[node]
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return actor.ErrStopped
+	}
+	if exists {
+		return nil
+	}
+	_, err := supervisor.StartChild(ctx, m.sys, m.sup, supervisor.ChildSpec{
+		ID: node, Props: masterProps(m, node), Restart: supervisor.Permanent, Shutdown: 10 * time.Second,
+	})
+	if errors.Is(err, supervisor.ErrIDTaken) {
+		return nil // started meanwhile
+	}
+	return err
+}
+
+// StopConnection tears node's pool down and removes its master. Traffic
+// to node takes the native path until StartConnection is called or, with
+// automatic connection, the peer announces itself again. This is the only
+// way a master is removed. Idempotent.
+func (m *Manager) StopConnection(ctx context.Context, node string) error {
+	if err := supervisor.TerminateChild(ctx, m.sys, m.sup, node); err != nil && !errors.Is(err, supervisor.ErrUnknownChild) {
+		return err
+	}
+	if err := supervisor.DeleteChild(ctx, m.sys, m.sup, node); err != nil && !errors.Is(err, supervisor.ErrUnknownChild) {
+		return err
+	}
+	return nil
+}
+
+// ConnectionInfo reports this node's connection to node: Connected (a
+// pool is published: proxy count and peer incarnation), Down (a master
+// exists, no pool), or ErrNotConnected (no master).
+func (m *Manager) ConnectionInfo(node string) (Info, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if info := m.conns[node]; info != nil {
+		return *info, nil
+	}
+	return Info{Node: node, Status: NotConnected}, fmt.Errorf("%w: %s", ErrNotConnected, node)
+}
+
+// Stats are the pooled-path figures for one peer node.
+type Stats struct {
+	Batches, Messages, Bytes uint64
+	MeanBatch                float64
+	// Hist counts batches by size: bucket i holds sizes in (2^(i-1), 2^i]
+	// (bucket 0: size 1; the last bucket: everything larger).
+	Hist            [12]uint64
+	Replies         uint64 // replies that went back through this pool
+	GuardViolations uint64 // must stay 0
+	QueueDepth      int    // messages waiting in the current proxies
+	DeadLetters     uint64 // queued messages dropped at teardowns
+}
+
+// Stats returns the pooled-path figures for node.
+func (m *Manager) Stats(node string) Stats {
+	ps := m.node.PoolStatsFor(node)
+	s := Stats{
+		Batches: ps.Batches.Load(), Messages: ps.Messages.Load(), Bytes: ps.Bytes.Load(),
+		MeanBatch: ps.MeanBatch(), Replies: ps.Replies.Load(), GuardViolations: ps.GuardViolations.Load(),
+	}
+	for i := range s.Hist {
+		s.Hist[i] = ps.Hist[i].Load()
+	}
+	if pool := m.node.Route(node); pool != nil {
+		for _, p := range pool.Proxies() {
+			if n := m.sys.MailboxLen(p); n > 0 {
+				s.QueueDepth += n
+			}
+		}
+	}
+	m.mu.Lock()
+	if d := m.dead[node]; d != nil {
+		s.DeadLetters = d.Load()
+	}
+	m.mu.Unlock()
+	return s
+}
+
+func (m *Manager) onDeadLetter(d actor.DeadLetter) {
+	o, ok := d.Message.(*remote.Outgoing)
+	if !ok {
+		return
+	}
+	m.mu.Lock()
+	c := m.dead[o.Node()]
+	if c == nil {
+		c = new(atomic.Uint64)
+		m.dead[o.Node()] = c
+	}
+	m.mu.Unlock()
+	c.Add(1)
+}
+
+// setInfo publishes a master's state; nil removes it.
+func (m *Manager) setInfo(node string, info *Info) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if info == nil {
+		delete(m.conns, node)
+		return
+	}
+	cp := *info
+	m.conns[node] = &cp
+}
+
+func (m *Manager) master(node string) (actor.PID, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if info := m.conns[node]; info != nil {
+		return info.Master, true
+	}
+	return actor.PID{}, false
+}
+
+// notify tells node's master about its peer, starting one when the
+// connection is automatic. Hooks call it: it never blocks.
+func (m *Manager) notify(node string, msg any, start bool) {
+	if pid, ok := m.master(node); ok {
+		_ = m.sys.Inject(pid, msg)
+		return
+	}
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if !start || m.cfg.ManualConnect || closing {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
+		defer cancel()
+		if err := m.StartConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
+			m.log.Warn("could not start a connection master", "peer", node, "err", err)
+		}
+	}()
+}
+
+func (m *Manager) onPeer(p remote.PeerInfo) {
+	m.notify(p.Node, peerUp{inc: p.Incarnation, poolSize: p.PoolSize}, true)
+}
+
+func (m *Manager) onPeerGone(p remote.PeerInfo) {
+	m.notify(p.Node, peerGone{inc: p.Incarnation}, false)
+}
+
+func (m *Manager) onMember(ev discovery.Event) {
+	switch ev.Type {
+	case discovery.MemberUp, discovery.MemberUpdated:
+		if ev.Member.Incarnation != 0 {
+			m.notify(ev.Member.Node, peerUp{inc: ev.Member.Incarnation, poolSize: ev.Member.PoolSize}, true)
+		}
+	case discovery.MemberDown:
+		m.notify(ev.Member.Node, peerGone{inc: ev.Member.Incarnation}, false)
+	}
+}
+
+// stop runs first in System.Stop: no more builds, and every pool is
+// unpublished so the remote layer drains and says goodbye natively.
+func (m *Manager) stop(context.Context) error {
+	m.mu.Lock()
+	m.closing = true
+	nodes := make([]string, 0, len(m.conns))
+	for n := range m.conns {
+		nodes = append(nodes, n)
+	}
+	m.mu.Unlock()
+	m.cancel()
+	for _, n := range nodes {
+		if pool := m.node.Route(n); pool != nil {
+			m.node.Unpublish(pool, errors.New("local node stopping"))
+		}
+	}
+	return nil
+}
+
+func (m *Manager) isClosing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closing
+}

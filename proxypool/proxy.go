@@ -1,0 +1,87 @@
+package proxypool
+
+import (
+	"fmt"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/remote"
+)
+
+// proxy is one proxy actor: it owns one pool link, paired with one worker
+// of the peer's receiver pool. Its mailbox is the queue callers are
+// sharded onto; it takes whatever is waiting (up to BatchSize), writes it
+// as one frame, and blocks only in that write: backpressure from the link
+// is the batching clock. No timers.
+type proxy struct {
+	m     *Manager
+	link  *remote.PoolLink
+	batch int
+	items []*remote.Outgoing
+}
+
+// linkClosed tells a proxy its link has ended.
+type linkClosed struct{}
+
+func proxyProps(m *Manager, link *remote.PoolLink, batch int) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &proxy{m: m, link: link, batch: batch}
+	}).WithMailbox(m.cfg.ProxyQueue, m.cfg.Policy)
+}
+
+func (p *proxy) BatchLimit() int { return p.batch }
+
+func (p *proxy) Receive(c *actor.Context) {
+	switch c.Message().(type) {
+	case actor.Started:
+		self, sys, closed := c.Self(), c.System(), p.link.Closed()
+		p.m.wg.Add(1)
+		go func() {
+			defer p.m.wg.Done()
+			<-closed
+			_ = sys.Inject(self, linkClosed{}) // fails harmlessly if we are gone
+		}()
+	case linkClosed:
+		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
+	case actor.Stopped:
+		p.link.Close(errProxyStopped)
+	}
+}
+
+// ReceiveBatch writes everything that was waiting as one batch.
+func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
+	items := p.items[:0]
+	for _, m := range msgs {
+		switch o := m.(type) {
+		case *remote.Outgoing:
+			items = append(items, o)
+		case linkClosed:
+			// Nothing more can be written: what is left is not sent. Calls
+			// fail as not sent when the pool is torn down; sends and casts
+			// are dead letters.
+			p.drop(c, items, fmt.Errorf("%w: pool link closed", actor.ErrNotSent))
+			clear(items)
+			p.items = items[:0]
+			c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
+			return
+		}
+	}
+	if err := p.link.WriteBatch(items); err != nil {
+		// The link died under this batch: calls in it fail as may have
+		// executed when the pool is torn down; sends and casts are counted
+		// here, as they may or may not have arrived.
+		p.drop(c, items, fmt.Errorf("%w: pool link failed during the write (may have been delivered): %v", actor.ErrNodeDown, err))
+		c.Exit(fmt.Errorf("proxypool: write to pool link %d: %w", p.link.Worker(), err))
+	}
+	clear(items)
+	p.items = items[:0]
+}
+
+// drop counts sends, casts and replies that will not be written as dead
+// letters; calls are answered by the pool's teardown.
+func (p *proxy) drop(c *actor.Context, items []*remote.Outgoing, reason error) {
+	for _, o := range items {
+		if !o.IsCall() {
+			c.System().DeadLetter(actor.PID{Node: o.Node()}, actor.PID{}, o, reason)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package proxypool
+
+const raceEnabled = true
