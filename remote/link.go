@@ -42,7 +42,9 @@ type link struct {
 	closedCh chan struct{} // closed by close()
 	wake     chan struct{} // one slot: the writer has work
 	flushed  atomic.Uint64 // frames whose write has begun (may have left)
-	lastRead atomic.Int64  // unix ns
+	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
+	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
+	seen     uint64        // reads at the last check (liveness loop only)
 	lastSent atomic.Int64  // unix ns
 	stats    linkStats
 	done     chan struct{} // closed when reader and writer have exited
@@ -198,8 +200,7 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 			l.close(readErr(err))
 			return
 		}
-		l.lastRead.Store(time.Now().UnixNano())
-		l.stats.framesIn.Add(1)
+		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		if err := dispatch(l, k, body); err != nil {
 			l.close(err)

@@ -38,6 +38,12 @@ func (n *Node) checkLinks(now time.Time) {
 		}
 		p.mu.Unlock()
 		for _, l := range links {
+			// Reading time.Now per frame costs; the reader counts frames
+			// and this loop turns a change into "heard from now".
+			if r := l.reads.Load(); r != l.seen {
+				l.seen = r
+				l.lastRead.Store(now.UnixNano())
+			}
 			if silent := now.Sub(time.Unix(0, l.lastRead.Load())); silent > silentLimit {
 				l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
 				continue

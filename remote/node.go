@@ -295,6 +295,17 @@ func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello,
 // connect returns the live native outbound link to node, dialing it when
 // there is none. ctx bounds the wait (nil: DialTimeout).
 func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
+	// Fast path: the link is up.
+	n.mu.Lock()
+	if s := n.slots[node]; s != nil && s.cur != nil && !n.closing {
+		p := s.cur
+		n.mu.Unlock()
+		if l := p.outLink(); l != nil {
+			return p, l, nil
+		}
+	} else {
+		n.mu.Unlock()
+	}
 	if ctx == nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)

@@ -28,19 +28,19 @@ func (n *Node) Send(sender, to actor.PID, msg any) error {
 		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
 	}
 	el := Element{Kind: KindSend, To: to, Sender: sender, Type: typ, Payload: b}
-	return n.oneWay("send", to.Node, to.Incarnation, to.String(), sender, &el)
+	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // SendNamed implements actor.Transport.
 func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
-	target := fmt.Sprintf("name %q", name)
+	tg := nameTarget(name)
 	typ, b, err := marshal(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
-		return actor.NewError("send", node, 0, target, err)
+		return actor.NewError("send", node, 0, tg.String(), err)
 	}
 	el := Element{Kind: KindSend, ToName: name, Sender: sender, Type: typ, Payload: b}
-	return n.oneWay("send", node, 0, target, sender, &el)
+	return n.oneWay("send", node, 0, tg, sender, &el)
 }
 
 // Cast implements actor.Transport.
@@ -51,16 +51,16 @@ func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error 
 		return actor.NewError("cast", node, 0, fn, err)
 	}
 	el := Element{Kind: KindCast, Fn: fn, Type: typ, Payload: b}
-	return n.oneWay("cast", node, 0, fn, sender, &el)
+	return n.oneWay("cast", node, 0, fnTarget(fn), sender, &el)
 }
 
 // oneWay sends a send or cast element: through a pool when one is
 // published for the node's current incarnation, else natively.
-func (n *Node) oneWay(op, node string, wantInc uint64, target string, sender actor.PID, el *Element) error {
+func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.PID, el *Element) error {
 	block := n.cfg.SendPolicy == actor.Block
 	if pool := n.route(node); pool != nil {
 		if wantInc != 0 && pool.inc != wantInc {
-			return actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
+			return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 		}
 		err := pool.enqueue(senderKey(sender), el, nil, false)
 		if err == nil {
@@ -68,22 +68,22 @@ func (n *Node) oneWay(op, node string, wantInc uint64, target string, sender act
 			return nil
 		}
 		if !errors.Is(err, errPathClosed) {
-			return actor.NewError(op, node, pool.inc, target, err)
+			return actor.NewError(op, node, pool.inc, tg.String(), err)
 		}
 		// The pool went away under us: fall back to the native path.
 	}
 	p, l, err := n.connect(nil, node)
 	if err != nil {
-		return actor.NewError(op, node, wantInc, target, err)
+		return actor.NewError(op, node, wantInc, tg.String(), err)
 	}
 	if wantInc != 0 && p.inc != wantInc {
-		return actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+		return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 	}
 	if _, err := l.enqueueEl(el, block, nil); err != nil {
 		if errors.Is(err, errLinkClosed) {
 			err = actor.ErrNotSent
 		}
-		return actor.NewError(op, node, p.inc, target, err)
+		return actor.NewError(op, node, p.inc, tg.String(), err)
 	}
 	n.stats.sentNative.Add(1)
 	return nil
@@ -97,19 +97,19 @@ func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any,
 		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
 	}
 	el := Element{Kind: KindRequest, To: to, Sender: sender, Type: typ, Payload: b}
-	return n.call(ctx, "request", to.Node, to.Incarnation, to.String(), sender, &el)
+	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // RequestNamed implements actor.Transport.
 func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
-	target := fmt.Sprintf("name %q", name)
+	tg := nameTarget(name)
 	typ, b, err := marshal(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
-		return nil, actor.NewError("request", node, 0, target, err)
+		return nil, actor.NewError("request", node, 0, tg.String(), err)
 	}
 	el := Element{Kind: KindRequest, ToName: name, Sender: sender, Type: typ, Payload: b}
-	return n.call(ctx, "request", node, 0, target, sender, &el)
+	return n.call(ctx, "request", node, 0, tg, sender, &el)
 }
 
 // Call implements actor.Transport.
@@ -120,7 +120,7 @@ func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg 
 		return nil, actor.NewError("call", node, 0, fn, err)
 	}
 	el := Element{Kind: KindCall, Fn: fn, Type: typ, Payload: b}
-	v, err := n.call(ctx, "call", node, 0, fn, sender, &el)
+	v, err := n.call(ctx, "call", node, 0, fnTarget(fn), sender, &el)
 	if err != nil {
 		return nil, err
 	}
@@ -130,27 +130,27 @@ func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg 
 
 // call sends a call or request pinned to the node's current incarnation
 // and waits for the reply, ctx, or liveness.
-func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, target string, sender actor.PID, el *Element) (any, error) {
+func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg target, sender actor.PID, el *Element) (any, error) {
 	if d, ok := ctx.Deadline(); ok {
 		el.Deadline = d.UnixNano()
 	}
 	el.ID = n.nextID.Add(1)
 	f := n.sys.NewFuture()
-	pc := &pendingCall{f: f, op: op, target: target}
+	pc := &pendingCall{f: f, op: op, tg: tg}
 	var p *peer
 	if pool := n.route(node); pool != nil {
 		p = pool.peer
 		if wantInc != 0 && p.inc != wantInc {
-			return nil, actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+			return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 		}
 		pc.via = pool
 		if !p.addPending(el.ID, pc) {
-			return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
+			return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 		}
 		if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
 			p.takePending(el.ID)
 			if !errors.Is(err, errPathClosed) {
-				return nil, actor.NewError(op, node, p.inc, target, err)
+				return nil, actor.NewError(op, node, p.inc, tg.String(), err)
 			}
 			p = nil // pool gone: take the native path
 			pc.via = nil
@@ -161,24 +161,24 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, target
 		var err error
 		p, l, err = n.connect(ctx, node)
 		if err != nil {
-			return nil, actor.NewError(op, node, wantInc, target, err)
+			return nil, actor.NewError(op, node, wantInc, tg.String(), err)
 		}
 		if wantInc != 0 && p.inc != wantInc {
-			return nil, actor.NewError(op, node, wantInc, target, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+			return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 		}
 		pc.via = l
 		if !p.addPending(el.ID, pc) {
-			return nil, actor.NewError(op, node, p.inc, target, actor.ErrNotSent)
+			return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 		}
 		if _, err := l.enqueueEl(el, true, &pc.seq); err != nil {
 			p.takePending(el.ID)
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
-			return nil, actor.NewError(op, node, p.inc, target, err)
+			return nil, actor.NewError(op, node, p.inc, tg.String(), err)
 		}
 	}
-	v, err := f.Wait(ctx, op, node, p.inc, target, actor.MayHaveExecuted)
+	v, err := f.Wait(ctx, op, node, p.inc, tg.String(), actor.MayHaveExecuted)
 	if err != nil {
 		var ae *actor.Error
 		if ctx.Err() != nil && errors.As(err, &ae) && errors.Is(ae.Err, ctx.Err()) {
@@ -195,11 +195,11 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, target
 	raw := v.(*rawReply)
 	if raw.status != StatusOK {
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
-		return nil, replyError(&el, op, p, target)
+		return nil, replyError(&el, op, p, tg.String())
 	}
 	m, err := unmarshal(n.sys.Types(), raw.typ, raw.payload)
 	if err != nil {
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: target, Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 	}
 	return m, nil
 }
@@ -278,4 +278,26 @@ func (n *Node) current(node string) *peer {
 		return s.cur
 	}
 	return nil
+}
+
+// target names what an operation was aimed at; it is only turned into text
+// when an error needs it (the hot path never formats).
+type target struct {
+	kind byte // 'p' pid, 'n' name, 'f' function
+	pid  actor.PID
+	s    string
+}
+
+func pidTarget(p actor.PID) target  { return target{kind: 'p', pid: p} }
+func nameTarget(name string) target { return target{kind: 'n', s: name} }
+func fnTarget(fn string) target     { return target{kind: 'f', s: fn} }
+
+func (t target) String() string {
+	switch t.kind {
+	case 'p':
+		return t.pid.String()
+	case 'n':
+		return fmt.Sprintf("name %q", t.s)
+	}
+	return t.s
 }

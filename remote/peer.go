@@ -101,12 +101,12 @@ func (p *peer) anyLink() *link {
 // pendingCall is a Call or Request waiting for its reply. It is failed by
 // the death of the path it was sent on (via) or of the incarnation.
 type pendingCall struct {
-	f      *actor.Future
-	via    any           // *link, or a pool path (see Hooks)
-	seq    atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
-	state  atomic.Int32  // pooled: callQueued, callSent or callAbandoned
-	op     string
-	target string
+	f     *actor.Future
+	via   any           // *link, or a pool path (see Hooks)
+	seq   atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
+	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
+	op    string
+	tg    target
 }
 
 const (
@@ -137,10 +137,10 @@ func (pc *pendingCall) wasSent() bool {
 // failure is the error a pending call gets when its path or peer dies.
 func (pc *pendingCall) failure(p *peer, reason error) error {
 	if pc.wasSent() {
-		return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.target,
+		return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
 			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
 	}
-	return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.target,
+	return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
 		Err: fmt.Errorf("%w (%v)", actor.ErrNotSent, reason), Outcome: actor.NotExecuted}
 }
 

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -55,6 +56,13 @@ func MaybeRunChild() {
 }
 
 func runChild(o Options) int {
+	if path := os.Getenv("MAILROOM_CHILD_CPUPROFILE"); path != "" {
+		f, err := os.Create(path + "." + o.Name)
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	level := slog.LevelWarn
 	switch o.LogLevel {
 	case "debug":

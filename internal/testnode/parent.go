@@ -60,7 +60,7 @@ func Start(t testing.TB, o Options) *Child {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		c.Kill()
+		_ = c.Stop(10 * time.Second) // graceful (it kills after the bound)
 		if t.Failed() {
 			t.Logf("child %s stderr:\n%s", c.Name, c.Stderr())
 		}
@@ -139,8 +139,14 @@ func (c *Child) Kill() {
 // Signal sends sig without waiting.
 func (c *Child) Signal(sig syscall.Signal) error { return c.cmd.Process.Signal(sig) }
 
-// Stop asks the child to stop gracefully (stdin closed) and waits.
+// Stop asks the child to stop gracefully (stdin closed) and waits; after
+// timeout it kills it.
 func (c *Child) Stop(timeout time.Duration) error {
+	select {
+	case <-c.exited:
+		return nil // already gone (killed by the test)
+	default:
+	}
 	_ = c.stdin.Close()
 	select {
 	case <-c.exited:
