@@ -1,0 +1,98 @@
+package patterns
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEmptyLists(t *testing.T) {
+	_, pt := localNode(t)
+	ctx := ctxT(t, 10*time.Second)
+	arg := &testpb.Echo{}
+	for _, nodes := range [][]string{nil, {}} {
+		_, err := pt.CallOne(ctx, nodes, "echo", arg)
+		require.ErrorIs(t, err, ErrNoneAvailable)
+		_, err = pt.CallAny(ctx, nodes, "echo", arg)
+		require.ErrorIs(t, err, ErrNoneAvailable)
+		res, err := pt.CallAll(ctx, nodes, "echo", arg)
+		require.ErrorIs(t, err, ErrNoneAvailable)
+		require.Nil(t, res)
+		replies, rejects, err := pt.CallAllWait(ctx, nodes, "echo", arg)
+		require.NoError(t, err)
+		require.Empty(t, replies)
+		require.Empty(t, rejects)
+		_, err = pt.CastOne(nodes, "echo", arg)
+		require.ErrorIs(t, err, ErrNoneAvailable)
+		pt.CastAll(nodes, "echo", arg) // nothing to do, nothing to fail
+	}
+}
+
+func TestDuplicatedNodes(t *testing.T) {
+	cl := newCluster(t)
+	sys, pt := cl.sys, cl.pt
+	ctx := ctxT(t, 10*time.Second)
+
+	s := script(t, "*=ok")
+	res, err := pt.CallAll(ctx, []string{"b", "c", "b", "a", "a"}, "script", s)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"a", "a", "b", "b", "c"}, nodesOf(res), "one result per entry")
+	waitRuns(t, sys, s, map[string]int64{"a": 2, "b": 2, "c": 1})
+
+	s = script(t, "b=reject,*=ok")
+	replies, rejects, err := pt.CallAllWait(ctx, []string{"b", "c", "b"}, "script", s)
+	require.NoError(t, err)
+	require.Equal(t, []string{"c"}, nodesOf(replies))
+	require.Equal(t, []string{"b", "b"}, errNodes(rejects))
+
+	s = script(t, "*=reject")
+	_, err = pt.CallOne(ctx, []string{"b", "a", "b"}, "script", s)
+	require.Equal(t, []string{"a", "b", "b"}, errNodes(allFailed(t, err)))
+
+	// The local node listed twice: one entry is called first, alone; on
+	// success the other entries, the second local one included, get a
+	// cast.
+	s = script(t, "*=ok")
+	one, err := pt.CallAny(ctx, []string{"a", "b", "a"}, "script", s)
+	require.NoError(t, err)
+	require.Equal(t, "a", one.Node)
+	waitRuns(t, sys, s, map[string]int64{"a": 2, "b": 1, "c": 0})
+	waitIdle(t, sys, pt)
+}
+
+func TestLargeResults(t *testing.T) {
+	cl := newCluster(t)
+	pt := cl.pt
+	nodes := []string{"a", "b", "c"}
+
+	const size = 1 << 20
+	res, err := pt.CallAll(ctxT(t, 30*time.Second), nodes, "big", &testpb.Echo{N: size})
+	require.NoError(t, err)
+	require.ElementsMatch(t, nodes, nodesOf(res))
+	for _, r := range res {
+		b := r.Value.(*testpb.Blob).Data
+		require.Len(t, b, size, r.Node)
+		for i := range b {
+			if b[i] != byte(i*7) {
+				t.Fatalf("%s: byte %d is %d, want %d", r.Node, i, b[i], byte(i*7))
+			}
+		}
+	}
+
+	const count = 100_000
+	replies, rejects, err := pt.CallAllWait(ctxT(t, 30*time.Second), nodes, "numbers", &testpb.Echo{N: count})
+	require.NoError(t, err)
+	require.Empty(t, rejects)
+	require.ElementsMatch(t, nodes, nodesOf(replies))
+	for _, r := range replies {
+		v := r.Value.(*testpb.Numbers).Values
+		require.Len(t, v, count, r.Node)
+		for i, x := range v {
+			if x != int64(i)*3 {
+				t.Fatalf("%s: value %d is %d, want %d", r.Node, i, x, int64(i)*3)
+			}
+		}
+	}
+}
