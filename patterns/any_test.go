@@ -14,7 +14,9 @@ func TestCallAny(t *testing.T) {
 	sys, pt := cl.sys, cl.pt
 
 	t.Run("local preferred, then cast to the others", func(t *testing.T) {
-		s := script(t, "*=ok")
+		// The local node is the slowest: it wins only by being called
+		// first and alone.
+		s := script(t, "a=sleep300:ok,*=ok")
 		res, err := pt.CallAny(ctxT(t, 10*time.Second), []string{"b", "a", "c"}, "script", s)
 		require.NoError(t, err)
 		require.Equal(t, "a", res.Node)
@@ -44,7 +46,7 @@ func TestCallAny(t *testing.T) {
 	})
 
 	t.Run("all rejections", func(t *testing.T) {
-		s := script(t, "*=reject")
+		s := script(t, "a=sleep300:reject,*=reject")
 		_, err := pt.CallAny(ctxT(t, 10*time.Second), []string{"a", "b", "c"}, "script", s)
 		errs := allFailed(t, err)
 		require.Len(t, errs, 3)
@@ -85,7 +87,7 @@ func TestCallAny(t *testing.T) {
 	})
 
 	t.Run("mixed: local rejection, a crash, a success", func(t *testing.T) {
-		s := script(t, "a=reject,b=panic,c=ok")
+		s := script(t, "a=sleep300:reject,b=panic,c=ok")
 		res, err := pt.CallAny(ctxT(t, 10*time.Second), []string{"a", "b", "c"}, "script", s)
 		require.NoError(t, err)
 		require.Equal(t, "c", res.Node)
