@@ -46,7 +46,7 @@ func newCluster(t *testing.T) *cluster {
 }
 
 // localNode is a node "a" alone, with patterns and the catalog.
-func localNode(t *testing.T) (*actor.System, *Patterns) {
+func localNode(t testing.TB) (*actor.System, *Patterns) {
 	t.Helper()
 	sys, _ := testnode.Local(t, testnode.Options{Name: "a"})
 	pt, err := Start(sys)

@@ -1,9 +1,11 @@
 package patterns
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
 )
@@ -95,4 +97,43 @@ func TestLargeResults(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestStartStop(t *testing.T) {
+	sys, pt := localNode(t)
+	_, err := Start(sys)
+	require.ErrorIs(t, err, actor.ErrNameTaken, "one per node")
+
+	// A call in flight when Patterns stops ends with the coordinator
+	// error; later calls are refused.
+	coord := make(chan actor.PID, 1)
+	h := &hooks{coordinator: func(pid actor.PID) { coord <- pid }}
+	errc := make(chan error, 1)
+	ctx, s := ctxT(t, 30*time.Second), script(t, "*=sleep20000:ok")
+	go func() {
+		_, err := pt.CallAll(ctx, []string{"a"}, "script", s, withHooks(h))
+		errc <- err
+	}()
+	recv(t, "the coordinator", coord)
+	eventually(t, "the call sleeping", func() bool { n, _ := nodeStats(t, sys, "a"); return n == 1 })
+	require.NoError(t, pt.Stop(ctxT(t, 10*time.Second)))
+	err = recv(t, "the group call", errc)
+	coordinatorError(t, err, "call_all", []string{"a"})
+	require.ErrorIs(t, err, ErrCoordinatorStopped)
+	eventually(t, "the call cancelled", func() bool { n, c := nodeStats(t, sys, "a"); return n == 0 && c == 1 })
+
+	_, err = pt.CallAny(ctx, []string{"a"}, "script", s)
+	require.ErrorIs(t, err, ErrStopped)
+	require.NoError(t, pt.Stop(ctxT(t, 10*time.Second)), "idempotent")
+}
+
+func TestDeadline(t *testing.T) {
+	_, pt := localNode(t)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, _, err := pt.CallAllWait(ctx, []string{"a", "a"}, "script", script(t, "*=sleep20000:ok"))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	coordinatorError(t, err, "call_all_wait", []string{"a", "a"})
+	require.Less(t, time.Since(start), 10*time.Second)
 }
