@@ -8,9 +8,13 @@
 //	CallAny      local alone, then    first success   Result             *AllFailedError, ErrNoneAvailable
 //	             all in parallel
 //	CallAll      all in parallel      all successes   []Result           NodeError, ErrNoneAvailable
-//	CallAllWait  all in parallel      all answers     replies, rejects   never fails
+//	CallAllWait  all in parallel      all answers     replies, rejects   never fails (see below)
 //	CastOne      one                  nothing         the node chosen    ErrNoneAvailable
 //	CastAll      all                  nothing         -                  none reported
+//
+// Every Call pattern also fails with a *CoordinatorError when the group
+// call itself fails (ctx ended, its coordinator killed or crashed):
+// CallAllWait's third result is nil otherwise.
 //
 // Results are tagged with their node; a node listed twice is called twice
 // and yields one result per entry. Lists are in arrival order, except

@@ -98,6 +98,10 @@ func (e *AllFailedError) Unwrap() []error {
 //   - an *actor.PanicError when the coordinator crashed;
 //   - whatever else kept the coordinator from starting or answering
 //     (ErrStopped, an *actor.Error).
+//
+// The function may have run on any of the nodes: read a CoordinatorError
+// as "may have executed", whatever actor.Outcome makes of its Reason (a
+// coordinator's *actor.PanicError reads as executed).
 type CoordinatorError struct {
 	Pattern  string // "call_one", "call_any", "call_all" or "call_all_wait"
 	Function string
