@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-short vet fmt-check demo failover fuzz bench-actor bench-remote tidy-check clean
+.PHONY: test test-short vet fmt-check demo demo-patterns failover fuzz bench-actor bench-remote tidy-check clean
 
 ## test: vet, gofmt check, and every test with -race (Consul tests against a real dev agent)
 test: vet fmt-check
@@ -27,6 +27,10 @@ fmt-check:
 ## demo: the quickstart (a supervision tree, Send, Request, Call, a crash and its restart)
 demo:
 	$(GO) run ./examples/quickstart
+
+## demo-patterns: every group call pattern on three nodes (two child processes)
+demo-patterns:
+	$(GO) run ./examples/patterns
 
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +30,15 @@ import (
 //   - spawn_sinks(Echo{N: n}) -> Echo{N: n}: spawns n counting actors
 //     registered as "sink/0" .. "sink/<n-1>" (they count into sink_get)
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
-//     where c counts sleep calls whose ctx ended early, s those running now
+//     where c counts sleep (and script) calls whose ctx ended early, s
+//     those running now
+//   - script(Echo{Text: "a=reject,b=sleep300:panic,*=ok,id=t1"}): behaves
+//     as the item naming this node says (else the "*" item, else ok):
+//     "ok" -> Echo{Text: "ok", N: runs so far, From: node}; "reject" ->
+//     rejection with code "rejected"; "panic" -> panics; a "sleepN:"
+//     prefix first sleeps N ms, honouring ctx. "id=..." items are
+//     ignored (they make a script unique). Every run is counted under
+//     the whole Text; script_count(Echo{Text}) -> Echo{N: runs here}.
 //
 // Named actors:
 //   - "echo": answers a request with Echo{Text: "actor "+text, From: node};
@@ -42,6 +51,8 @@ func Install(sys *actor.System) error {
 	}
 	node := sys.Name()
 	var count, cancelled, sleeping, sunk atomic.Int64
+	var scriptMu sync.Mutex // protects scriptRuns
+	scriptRuns := map[string]int64{}
 	fns := map[string]actor.Handler{
 		"pid_of": func(_ context.Context, arg proto.Message) (proto.Message, error) {
 			pid, ok := sys.Lookup(arg.(*testpb.Echo).Text)
@@ -70,6 +81,47 @@ func Install(sys *actor.System) error {
 				cancelled.Add(1)
 				return nil, ctx.Err()
 			}
+		},
+		"script": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+			text := arg.(*testpb.Echo).Text
+			scriptMu.Lock()
+			scriptRuns[text]++
+			runs := scriptRuns[text]
+			scriptMu.Unlock()
+			action := scriptAction(text, node)
+			if rest, ok := strings.CutPrefix(action, "sleep"); ok {
+				ms, after, _ := strings.Cut(rest, ":")
+				d, err := strconv.Atoi(ms)
+				if err != nil {
+					return nil, actor.Reject("bad_script", "bad sleep in "+action)
+				}
+				action = after
+				sleeping.Add(1)
+				t := time.NewTimer(time.Duration(d) * time.Millisecond)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					sleeping.Add(-1)
+					cancelled.Add(1)
+					return nil, ctx.Err()
+				}
+				sleeping.Add(-1)
+			}
+			switch action {
+			case "", "ok":
+				return &testpb.Echo{Text: "ok", N: runs, From: node}, nil
+			case "reject":
+				return nil, actor.Reject("rejected", "rejected by "+node)
+			case "panic":
+				panic("script panic on " + node)
+			}
+			return nil, actor.Reject("bad_script", "unknown action "+action)
+		},
+		"script_count": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			scriptMu.Lock()
+			defer scriptMu.Unlock()
+			return &testpb.Echo{N: scriptRuns[arg.(*testpb.Echo).Text], From: node}, nil
 		},
 		"reject": func(_ context.Context, arg proto.Message) (proto.Message, error) {
 			return nil, actor.Reject("rejected", arg.(*testpb.Echo).Text)
@@ -170,4 +222,23 @@ func Install(sys *actor.System) error {
 		return err
 	}
 	return nil
+}
+
+// scriptAction is the action a script gives node: its own item, else the
+// "*" item, else "ok".
+func scriptAction(script, node string) string {
+	def := "ok"
+	for _, item := range strings.Split(script, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case node:
+			return v
+		case "*":
+			def = v
+		}
+	}
+	return def
 }
