@@ -691,3 +691,27 @@ func TestExitInStartedFailsSpawnAndLeavesNothing(t *testing.T) {
 	})
 	require.ErrorIs(t, err, errInit, "PanicError unwraps an error value")
 }
+
+func TestDeferredRequestLearnsTheCrash(t *testing.T) {
+	s := newSystem(t, "n")
+	held := make(chan struct{})
+	pid, err := s.SpawnFunc(func(c *Context) {
+		switch c.Message() {
+		case "hold":
+			_ = c.Defer()
+			close(held)
+		case "crash":
+			panic("boom")
+		}
+	})
+	require.NoError(t, err)
+	res := make(chan error, 1)
+	go func() { _, err := s.Request(context.Background(), pid, "hold"); res <- err }()
+	<-held
+	s.Send(pid, "crash")
+	err = <-res
+	require.ErrorIs(t, err, ErrNoProcess)
+	var pe *PanicError
+	require.ErrorAs(t, err, &pe, "the reason travels with it")
+	require.Equal(t, MayHaveExecuted, Outcome(err))
+}

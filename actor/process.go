@@ -429,7 +429,7 @@ func (p *process) finalize() {
 		p.handleSys(&sysq[i])
 	}
 	p.dropAll(userq)
-	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), ErrNoProcess), p.pid)
+	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), diedBecause(p.reason)), p.pid)
 	for w := range p.watchers {
 		s.notifyTerminated(w, p.pid, p.reason)
 	}
@@ -445,6 +445,20 @@ func (p *process) finalize() {
 	// Last: a waiter that sees done finds its answer given and the parent told.
 	p.mb.markDone()
 }
+
+// diedBecause is ErrNoProcess with the actor's reason attached, so a
+// requester can tell a crash (errors.As *PanicError) from a stop.
+func diedBecause(reason error) error {
+	if reason == nil {
+		return ErrNoProcess
+	}
+	return &endedError{reason: reason}
+}
+
+type endedError struct{ reason error }
+
+func (e *endedError) Error() string   { return "no such process: it ended: " + e.reason.Error() }
+func (e *endedError) Unwrap() []error { return []error{ErrNoProcess, e.reason} }
 
 // dropAll turns envelopes that will never be processed into dead letters;
 // a waiting requester learns ErrNoProcess (not executed).

@@ -184,8 +184,8 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		if ctx.Err() != nil && errors.As(err, &ae) && errors.Is(ae.Err, ctx.Err()) {
 			// Our ctx ended the wait: forget the call and cancel it there.
 			p.takePending(el.ID)
-			if pc.wasSent() {
-				n.sendCancel(p, pc, el.ID)
+			if pc.mayRun() {
+				n.sendCancel(p, pc, el.ID) // queued behind the call on the same link
 			} else {
 				ae.Outcome = actor.NotExecuted
 			}

@@ -134,6 +134,17 @@ func (pc *pendingCall) wasSent() bool {
 	return pc.state.Load() == callSent
 }
 
+// mayRun reports, when the caller gives up (ctx), whether the call can
+// still run on the peer. A native frame in the link's buffer will be
+// written unless the link dies, so enqueued counts; a pooled call still in
+// its proxy's mailbox is abandoned here and will never be written.
+func (pc *pendingCall) mayRun() bool {
+	if _, ok := pc.via.(*link); ok {
+		return pc.seq.Load() != 0
+	}
+	return pc.wasSent()
+}
+
 // failure is the error a pending call gets when its path or peer dies.
 func (pc *pendingCall) failure(p *peer, reason error) error {
 	if pc.wasSent() {

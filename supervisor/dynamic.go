@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/mailroom-go/mailroom/actor"
 )
@@ -124,7 +125,11 @@ func (s *supervisor) startChild(c *actor.Context, spec ChildSpec) reply {
 		return reply{err: &StartError{Child: spec.ID, Reason: err}}
 	}
 	s.add(ch, pid)
-	s.log.Info("supervisor: started child", "child", spec.ID, "child_pid", pid.String())
+	level := slog.LevelInfo
+	if spec.Restart == Temporary {
+		level = slog.LevelDebug // temporary children come and go (one per group call)
+	}
+	s.log.Log(context.Background(), level, "supervisor: started child", "child", spec.ID, "child_pid", pid.String())
 	return reply{pid: pid}
 }
 

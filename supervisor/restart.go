@@ -23,7 +23,7 @@ func (s *supervisor) terminated(c *actor.Context, m actor.Terminated) {
 	ch.pid, ch.prev, ch.reason = actor.PID{}, m.PID, m.Reason
 	switch {
 	case ch.spec.Restart == Temporary:
-		s.log.Info("supervisor: temporary child ended; removed", "child", ch.spec.ID, "child_pid", m.PID.String(), "reason", m.Reason)
+		s.log.Debug("supervisor: temporary child ended; removed", "child", ch.spec.ID, "child_pid", m.PID.String(), "reason", m.Reason)
 		s.remove(ch)
 		return
 	case ch.spec.Restart == Transient && m.Reason == nil:
