@@ -179,6 +179,7 @@ func (l *link) writeLoop() {
 		}
 		l.lastSent.Store(time.Now().UnixNano())
 		l.stats.bytesOut.Add(uint64(len(out)))
+		l.node.stats.bytesOut.Add(uint64(len(out)))
 		l.mu.Lock()
 		if cap(out) <= 1<<20 {
 			l.spare = out[:0]
@@ -202,6 +203,7 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 		}
 		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
+		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		if err := dispatch(l, k, body); err != nil {
 			l.close(err)
 			return

@@ -151,5 +151,6 @@ func (l *link) writeNow(b []byte) error {
 	}
 	l.lastSent.Store(time.Now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
+	l.node.stats.bytesOut.Add(uint64(len(b)))
 	return nil
 }

@@ -16,6 +16,8 @@ type Stats struct {
 	BadMessages       uint64 // payloads that could not be encoded or decoded
 	HandshakeFailures uint64
 	GuardDiverted     uint64 // replies kept out of a pool of another incarnation
+	BytesOut          uint64 // bytes written on every link, frames and batches
+	BytesIn           uint64 // bytes read on every link
 	Links             int    // live links
 	Peers             int    // known live peer incarnations
 	Pending           int    // calls and requests waiting for a reply
@@ -27,6 +29,7 @@ type nodeStats struct {
 	lateReplies, failedByLiveness                atomic.Uint64
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
+	bytesOut, bytesIn                            atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -44,6 +47,8 @@ func (n *Node) Stats() Stats {
 		BadMessages:       n.stats.badMessages.Load(),
 		HandshakeFailures: n.stats.handshakeFailures.Load(),
 		GuardDiverted:     n.stats.guardDiverted.Load(),
+		BytesOut:          n.stats.bytesOut.Load(),
+		BytesIn:           n.stats.bytesIn.Load(),
 	}
 	for _, p := range n.livePeers() {
 		s.Peers++
