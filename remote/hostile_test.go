@@ -260,3 +260,38 @@ func (c *recConn) Write(p []byte) (int, error) {
 	c.rec.mu.Unlock()
 	return c.Conn.Write(p)
 }
+
+func TestAnnounceReachesPeersIncludingLateOnes(t *testing.T) {
+	_, a, _ := startNode(t, "a", Config{})
+	got := make(chan map[string]string, 4)
+	watch := func(n *Node) {
+		n.AddHooks(Hooks{OnAnnounce: func(p PeerInfo, draining bool, meta map[string]string) {
+			if p.Node == "a" {
+				got <- meta
+			}
+		}})
+	}
+	_, b, _ := startNode(t, "b", Config{})
+	watch(b)
+	require.NoError(t, b.Connect(context.Background(), "a", a.Addr()))
+	require.NoError(t, a.Announce(context.Background(), map[string]string{"svc.search": "2.1.0"}))
+	select {
+	case m := <-got:
+		require.Equal(t, "2.1.0", m["svc.search"])
+	case <-time.After(10 * time.Second):
+		t.Fatal("b did not get the announce")
+	}
+	// A node that links afterwards learns it at link-up.
+	_, c, _ := startNode(t, "c", Config{})
+	watch(c)
+	require.NoError(t, c.Connect(context.Background(), "a", a.Addr()))
+	select {
+	case m := <-got:
+		require.Equal(t, "2.1.0", m["svc.search"])
+	case <-time.After(10 * time.Second):
+		t.Fatal("c did not get the announce")
+	}
+	info, ok := c.Peer("a")
+	require.True(t, ok)
+	require.Equal(t, "2.1.0", info.Meta["svc.search"])
+}

@@ -34,6 +34,7 @@ type Node struct {
 	inbound  map[*link]struct{} // links accepted and not yet attached
 	draining bool
 	closing  bool
+	meta     map[string]string // what Announce published
 
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
@@ -118,9 +119,9 @@ func (n *Node) Config() Config { return n.cfg }
 
 func (n *Node) self() discovery.Member {
 	n.mu.Lock()
-	draining := n.draining
+	draining, meta := n.draining, n.meta
 	n.mu.Unlock()
-	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolSize: n.cfg.poolSize(), Draining: draining}
+	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolSize: n.cfg.poolSize(), Draining: draining, Meta: meta}
 }
 
 func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
@@ -409,6 +410,9 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
 	}
 	n.log.Debug("link up", "link", l.String())
 	l.start(n.dispatch)
+	if role == roleNative {
+		n.announceTo(l) // a peer that joins late learns what we announced
+	}
 	if role == roleNative {
 		n.each(func(h *Hooks) {
 			if h.OnPeer != nil {

@@ -55,10 +55,14 @@ type PeerInfo struct {
 	Incarnation uint64
 	PoolSize    int
 	Addr        string
+	Draining    bool              // it announced it is draining
+	Meta        map[string]string // what it announced over its links
 }
 
 func (p *peer) info() PeerInfo {
-	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolSize: p.poolSize}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolSize: p.poolSize, Draining: p.drain, Meta: p.meta}
 }
 
 func (p *peer) addLink(l *link) {

@@ -122,6 +122,43 @@ func (n *Node) closeAll() {
 }
 
 // announceMeta is what this node announces over its links.
-func (n *Node) announceMeta() map[string]string { return nil }
+func (n *Node) announceMeta() map[string]string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.meta
+}
+
+// Announce publishes meta (short keys and values: services, versions) as
+// this node's metadata: through discovery (Consul service meta) and over
+// every link (static clusters). Peers see it in Hooks.OnAnnounce and in
+// discovery member events; a peer that links later gets it on link-up.
+// Meta replaces what was announced before; the map must not be modified
+// afterwards.
+func (n *Node) Announce(ctx context.Context, meta map[string]string) error {
+	n.mu.Lock()
+	n.meta = meta
+	n.mu.Unlock()
+	err := n.disc.Update(ctx, n.self())
+	for _, p := range n.livePeers() {
+		if l := p.anyLink(); l != nil {
+			n.announceTo(l)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("remote: announce to discovery: %w", err)
+	}
+	return nil
+}
+
+// announceTo sends this node's draining flag and metadata on l.
+func (n *Node) announceTo(l *link) {
+	n.mu.Lock()
+	meta, draining := n.meta, n.draining
+	n.mu.Unlock()
+	if meta == nil && !draining {
+		return
+	}
+	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: draining, Meta: meta}}, false, nil)
+}
 
 var _ actor.Transport = (*Node)(nil)
