@@ -263,34 +263,37 @@ func (c *recConn) Write(p []byte) (int, error) {
 
 func TestAnnounceReachesPeersIncludingLateOnes(t *testing.T) {
 	_, a, _ := startNode(t, "a", Config{})
-	got := make(chan map[string]string, 4)
-	watch := func(n *Node) {
+	// watch returns the announces from a that n receives (duplicates are
+	// harmless: a link that comes up after Announce repeats it).
+	watch := func(n *Node) chan map[string]string {
+		got := make(chan map[string]string, 8)
 		n.AddHooks(Hooks{OnAnnounce: func(p PeerInfo, draining bool, meta map[string]string) {
 			if p.Node == "a" {
 				got <- meta
 			}
 		}})
+		return got
+	}
+	recvMeta := func(got chan map[string]string, who string) map[string]string {
+		select {
+		case m := <-got:
+			return m
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not get the announce", who)
+			return nil
+		}
 	}
 	_, b, _ := startNode(t, "b", Config{})
-	watch(b)
+	gotB := watch(b)
 	require.NoError(t, b.Connect(context.Background(), "a", a.Addr()))
 	require.NoError(t, a.Announce(context.Background(), map[string]string{"svc.search": "2.1.0"}))
-	select {
-	case m := <-got:
-		require.Equal(t, "2.1.0", m["svc.search"])
-	case <-time.After(10 * time.Second):
-		t.Fatal("b did not get the announce")
-	}
+	require.Equal(t, "2.1.0", recvMeta(gotB, "b")["svc.search"])
+
 	// A node that links afterwards learns it at link-up.
 	_, c, _ := startNode(t, "c", Config{})
-	watch(c)
+	gotC := watch(c)
 	require.NoError(t, c.Connect(context.Background(), "a", a.Addr()))
-	select {
-	case m := <-got:
-		require.Equal(t, "2.1.0", m["svc.search"])
-	case <-time.After(10 * time.Second):
-		t.Fatal("c did not get the announce")
-	}
+	require.Equal(t, "2.1.0", recvMeta(gotC, "c")["svc.search"])
 	info, ok := c.Peer("a")
 	require.True(t, ok)
 	require.Equal(t, "2.1.0", info.Meta["svc.search"])
