@@ -143,9 +143,12 @@ func (n *Node) inCall(l *link, el *Element) {
 		return // the caller's incarnation is gone: nobody to answer
 	}
 	n.running.Add(1)
+	ctr := n.runningCounter(fn)
+	ctr.Add(1)
 	go func() {
 		defer n.running.Done()
 		defer cancel()
+		defer ctr.Add(-1)
 		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
 		p.untrack(id)
 		n.sendReply(l, id, res, err)

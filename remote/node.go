@@ -39,15 +39,16 @@ type Node struct {
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
 
-	nextID  atomic.Uint64
-	stats   nodeStats
-	hooks   atomic.Pointer[[]Hooks]
-	running sync.WaitGroup // inbound calls executing here
-	wg      sync.WaitGroup // accept, liveness, handshakes
-	linkWG  sync.WaitGroup // every link's reader and writer
-	stop    chan struct{}
-	stopped chan struct{}
-	once    sync.Once
+	nextID      atomic.Uint64
+	stats       nodeStats
+	hooks       atomic.Pointer[[]Hooks]
+	running     sync.WaitGroup // inbound calls executing here
+	runningByFn sync.Map       // function name -> *atomic.Int64
+	wg          sync.WaitGroup // accept, liveness, handshakes
+	linkWG      sync.WaitGroup // every link's reader and writer
+	stop        chan struct{}
+	stopped     chan struct{}
+	once        sync.Once
 }
 
 // slot is what this node knows about one node name.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"google.golang.org/protobuf/proto"
@@ -136,7 +137,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 	}
 	el.ID = n.nextID.Add(1)
 	f := n.sys.NewFuture()
-	pc := &pendingCall{f: f, op: op, tg: tg}
+	pc := &pendingCall{f: f, op: op, tg: tg, start: time.Now().UnixNano()}
 	var p *peer
 	if pool := n.route(node); pool != nil {
 		p = pool.peer

@@ -111,6 +111,7 @@ type pendingCall struct {
 	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
 	op    string
 	tg    target
+	start int64 // unix ns when it was made
 }
 
 const (

@@ -1,6 +1,9 @@
 package remote
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Stats are the remote layer's counters since start.
 type Stats struct {
@@ -70,4 +73,58 @@ func (n *Node) livePeers() []*peer {
 		}
 	}
 	return out
+}
+
+// PendingInfo describes the calls and requests waiting on one peer
+// incarnation.
+type PendingInfo struct {
+	Node        string
+	Incarnation uint64
+	Count       int
+	Oldest      time.Duration // age of the oldest one
+}
+
+// Pending reports, per live peer incarnation, the calls and requests this
+// node is waiting on. A count that climbs on a healthy node is a wedged
+// callee: liveness cannot see it, a deadline can.
+func (n *Node) Pending() []PendingInfo {
+	now := time.Now().UnixNano()
+	var out []PendingInfo
+	for _, p := range n.livePeers() {
+		p.mu.Lock()
+		pi := PendingInfo{Node: p.name, Incarnation: p.inc, Count: len(p.pending)}
+		var oldest int64
+		for _, pc := range p.pending {
+			if oldest == 0 || pc.start < oldest {
+				oldest = pc.start
+			}
+		}
+		p.mu.Unlock()
+		if oldest != 0 {
+			pi.Oldest = time.Duration(now - oldest)
+		}
+		out = append(out, pi)
+	}
+	return out
+}
+
+// Running reports the calls from other nodes executing here now, by
+// function name.
+func (n *Node) Running() map[string]int64 {
+	out := map[string]int64{}
+	n.runningByFn.Range(func(k, v any) bool {
+		if c := v.(*atomic.Int64).Load(); c != 0 {
+			out[k.(string)] = c
+		}
+		return true
+	})
+	return out
+}
+
+func (n *Node) runningCounter(fn string) *atomic.Int64 {
+	if v, ok := n.runningByFn.Load(fn); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := n.runningByFn.LoadOrStore(fn, new(atomic.Int64))
+	return v.(*atomic.Int64)
 }
