@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,7 @@ type Node struct {
 	poolStats map[string]*PoolStats            // under mu
 
 	nextID      atomic.Uint64
+	deadOnce    atomic.Bool // selfDead ran
 	stats       nodeStats
 	hooks       atomic.Pointer[[]Hooks]
 	running     sync.WaitGroup // inbound calls executing here
@@ -139,13 +141,41 @@ func (n *Node) slotLocked(name string) *slot {
 	return s
 }
 
+// checkDeclaredDead stops this node when a peer refused it because its
+// incarnation was declared dead (it was frozen past its TTL, or cut off):
+// the cluster has already failed everything pinned to it, so it must not
+// come back as the same incarnation. A restart is a new incarnation.
+func (n *Node) checkDeclaredDead(err error) {
+	var r *refusal
+	if !errors.As(err, &r) || !r.byPeer {
+		return
+	}
+	mine := fmt.Sprintf("incarnation %016x of %s was declared dead", n.sys.Incarnation(), n.sys.Name())
+	if strings.Contains(r.reason, mine) {
+		n.selfDead("a peer refused it: " + r.reason)
+	}
+}
+
+// selfDead stops the node once: its incarnation is dead for the cluster.
+func (n *Node) selfDead(why string) {
+	if !n.deadOnce.CompareAndSwap(false, true) {
+		return
+	}
+	n.log.Error("this node incarnation was declared dead by the cluster; stopping it (a restart is a new incarnation)", "incarnation", strconv.FormatUint(n.sys.Incarnation(), 16), "why", why)
+	// Every caller has already been told its calls here failed (node
+	// down): what still runs is orphaned. Cancel it rather than wait.
+	for _, p := range n.livePeers() {
+		p.cancelAllRunning()
+	}
+	go n.sys.Stop(context.Background())
+}
+
 // onMember applies a discovery event.
 func (n *Node) onMember(ev discovery.Event) {
 	m := ev.Member
 	if m.Node == n.sys.Name() {
 		if ev.Type == discovery.MemberDown && m.Incarnation == n.sys.Incarnation() {
-			n.log.Error("the cluster declared this node incarnation dead; stopping it", "incarnation", strconv.FormatUint(m.Incarnation, 16))
-			go n.sys.Stop(context.Background())
+			n.selfDead("discovery reported it down")
 		}
 		return
 	}
@@ -359,6 +389,7 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 	conn, srv, err := n.dial(ctx, addr, n.helloFor(roleNative, 0, node, 0))
 	if err != nil {
 		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
+		n.checkDeclaredDead(err)
 		return err
 	}
 	_, err = n.attach(conn, srv, true)

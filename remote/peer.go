@@ -345,6 +345,16 @@ func (p *peer) untrack(id uint64) {
 	p.mu.Unlock()
 }
 
+func (p *peer) cancelAllRunning() {
+	p.mu.Lock()
+	running := p.running
+	p.running = nil
+	p.mu.Unlock()
+	for _, cancel := range running {
+		cancel()
+	}
+}
+
 func (p *peer) cancelRunning(id uint64) {
 	p.mu.Lock()
 	cancel := p.running[id]

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/remote"
 )
 
@@ -38,6 +39,12 @@ type Options struct {
 	Listen    string // default 127.0.0.1:0
 	LogLevel  string // "debug", "info", "warn" (default)
 	Extra     map[string]string
+	// Consul, when set, is the agent address: the node uses Consul
+	// discovery (service "mailroom-test" unless ConsulService is set)
+	// instead of static seeds, with TTL (default 2s) refreshed every TTL/4.
+	Consul        string
+	ConsulService string
+	TTL           time.Duration
 }
 
 // MaybeRunChild runs this process as a child node when it was started by
@@ -80,7 +87,12 @@ func runChild(o Options) int {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
 		return 2
 	}
-	n, err := remote.Start(sys, RemoteConfig(o))
+	rc, err := RemoteConfigWith(o, log)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testnode:", err)
+		return 2
+	}
+	n, err := remote.Start(sys, rc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
 		return 2
@@ -121,7 +133,7 @@ var childHook func(*actor.System, *remote.Node, Options) error
 // SetChildHook installs f; call before MaybeRunChild.
 func SetChildHook(f func(*actor.System, *remote.Node, Options) error) { childHook = f }
 
-// RemoteConfig turns options into a remote configuration.
+// RemoteConfig turns options into a remote configuration (static seeds).
 func RemoteConfig(o Options) remote.Config {
 	return remote.Config{
 		Listen:            o.Listen,
@@ -131,4 +143,27 @@ func RemoteConfig(o Options) remote.Config {
 		HeartbeatInterval: o.Heartbeat,
 		HeartbeatMisses:   o.Misses,
 	}
+}
+
+// RemoteConfigWith is RemoteConfig plus Consul discovery when o.Consul
+// is set.
+func RemoteConfigWith(o Options, log *slog.Logger) (remote.Config, error) {
+	rc := RemoteConfig(o)
+	if o.Consul == "" {
+		return rc, nil
+	}
+	ttl := o.TTL
+	if ttl == 0 {
+		ttl = 2 * time.Second
+	}
+	svc := o.ConsulService
+	if svc == "" {
+		svc = "mailroom-test"
+	}
+	p, err := discovery.NewConsul(discovery.ConsulConfig{Address: o.Consul, Service: svc, TTL: ttl, RefreshEvery: ttl / 4, Logger: log})
+	if err != nil {
+		return rc, err
+	}
+	rc.Discovery = p
+	return rc, nil
 }

@@ -176,7 +176,11 @@ func Local(t testing.TB, o Options) (*actor.System, *remote.Node) {
 	if err := Install(sys); err != nil {
 		t.Fatal(err)
 	}
-	n, err := remote.Start(sys, RemoteConfig(o))
+	rc, err := RemoteConfigWith(o, sys.Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := remote.Start(sys, rc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,256 @@
+// Command cluster runs three nodes in separate processes on one Consul
+// agent: alpha (this process), beta and gamma (child processes). It kills
+// gamma with SIGKILL while alpha has calls running on it, shows alpha and
+// beta noticing through Consul, the calls failing as "may have executed",
+// and gamma coming back as a new incarnation that everyone discovers.
+//
+// It needs a Consul agent: `make demo-cluster` starts one
+// (scripts/consul.sh run -- go run ./examples/cluster).
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/proxypool"
+	"github.com/mailroom-go/mailroom/remote"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+const (
+	service = "mailroom-cluster-demo"
+	cookie  = "cluster-demo"
+	ttl     = 2 * time.Second
+)
+
+func main() {
+	addr := os.Getenv("CONSUL_HTTP_ADDR")
+	if addr == "" {
+		fmt.Fprintln(os.Stderr, "cluster: no Consul agent; run `make demo-cluster` (it starts one)")
+		os.Exit(2)
+	}
+	if name := os.Getenv("CLUSTER_NODE"); name != "" {
+		if err := child(name, addr); err != nil {
+			fmt.Fprintf(os.Stderr, "[%s] %v\n", name, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(addr); err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}
+
+// start makes a node on Consul with a proxy pool; it prints the events it
+// sees, prefixed with its name.
+func start(name, addr string) (*actor.System, *remote.Node, error) {
+	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := sys.RegisterTypes(&durationpb.Duration{}, &wrapperspb.StringValue{}); err != nil {
+		return nil, nil, err
+	}
+	_ = sys.Register("work", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+		select {
+		case <-time.After(arg.(*durationpb.Duration).AsDuration()):
+			return wrapperspb.String("done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	consul, err := discovery.NewConsul(discovery.ConsulConfig{Address: addr, Service: service, TTL: ttl, Logger: actor.DiscardLogger()})
+	if err != nil {
+		return nil, nil, err
+	}
+	node, err := remote.Start(sys, remote.Config{Cookie: cookie, Discovery: consul})
+	if err != nil {
+		return nil, nil, err
+	}
+	node.AddHooks(remote.Hooks{OnMember: func(ev discovery.Event) {
+		if ev.Member.Node != name {
+			fmt.Printf("[%s] discovery: %s %s (incarnation %016x)\n", name, ev.Member.Node, ev.Type, ev.Member.Incarnation)
+		}
+	}})
+	if _, err := proxypool.Start(node, proxypool.Config{}); err != nil {
+		return nil, nil, err
+	}
+	return sys, node, nil
+}
+
+// child runs beta or gamma until its stdin closes.
+func child(name, addr string) error {
+	sys, _, err := start(name, addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("[%s] up, incarnation %016x\n", name, sys.Incarnation())
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return sys.Stop(ctx)
+}
+
+type proc struct {
+	cmd   *exec.Cmd
+	stdin interface{ Close() error }
+}
+
+func spawn(name string) (*proc, error) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "CLUSTER_NODE="+name)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &proc{cmd: cmd, stdin: in}, nil
+}
+
+func (p *proc) stop() { _ = p.stdin.Close(); _ = p.cmd.Wait() }
+
+func run(addr string) error {
+	ctx := context.Background()
+	sys, node, err := start("alpha", addr)
+	if err != nil {
+		return err
+	}
+	defer sys.Stop(ctx)
+	fmt.Printf("[alpha] up, incarnation %016x\n", sys.Incarnation())
+
+	beta, err := spawn("beta")
+	if err != nil {
+		return err
+	}
+	defer beta.stop()
+	gamma, err := spawn("gamma")
+	if err != nil {
+		return err
+	}
+	if err := waitPeer(node, "gamma", 0); err != nil {
+		return err
+	}
+	if err := waitPeer(node, "beta", 0); err != nil {
+		return err
+	}
+	first, _ := node.Peer("gamma")
+
+	fmt.Println("== alpha makes 5 calls to gamma's 30-second work, then gamma is killed (SIGKILL)")
+	var wg sync.WaitGroup
+	var killedAt atomic.Int64
+	results := make(chan string, 5)
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := sys.NewSender()
+			_, err := h.Call(ctx, "gamma", "work", durationpb.New(30*time.Second))
+			after := time.Duration(time.Now().UnixNano() - killedAt.Load())
+			results <- fmt.Sprintf("[alpha] call %d ended %v after the kill: %s (%v)", i, after.Round(time.Millisecond), actor.Outcome(err), shortErr(err))
+		}()
+	}
+	if err := waitPending(node, "gamma", 5); err != nil {
+		return err
+	}
+	killed := time.Now()
+	killedAt.Store(killed.UnixNano())
+	_ = gamma.cmd.Process.Kill()
+	_ = gamma.cmd.Wait()
+	wg.Wait()
+	close(results)
+	for r := range results {
+		fmt.Println(r)
+	}
+	fmt.Printf("== calls failed at once (the link closed); Consul declares the incarnation gone within its TTL (%v)\n", ttl)
+	if err := waitGone(node, "gamma", first.Incarnation); err != nil {
+		return err
+	}
+	fmt.Printf("[alpha] gamma %016x is gone %v after the kill\n", first.Incarnation, time.Since(killed).Round(time.Millisecond))
+
+	fmt.Println("== gamma restarts under the same name: a new incarnation, discovered by everyone")
+	gamma, err = spawn("gamma")
+	if err != nil {
+		return err
+	}
+	defer gamma.stop()
+	if err := waitPeer(node, "gamma", first.Incarnation); err != nil {
+		return err
+	}
+	again, _ := node.Peer("gamma")
+	v, err := sys.Call(ctx, "gamma", "work", durationpb.New(10*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("[alpha] gamma is now %016x (was %016x); a call to it: %s\n", again.Incarnation, first.Incarnation, v.(*wrapperspb.StringValue).Value)
+	fmt.Println("== stopping everyone gracefully (each deregisters)")
+	return nil
+}
+
+func shortErr(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	switch {
+	case errors.Is(err, actor.ErrNodeDown):
+		return "node down"
+	case errors.Is(err, actor.ErrNotSent):
+		return "not sent"
+	}
+	return err.Error()
+}
+
+// waitPeer waits until alpha has a link to node with an incarnation other
+// than not.
+func waitPeer(node *remote.Node, name string, not uint64) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := node.Connect(ctx, name, "")
+		cancel()
+		if p, ok := node.Peer(name); err == nil && ok && p.Incarnation != not {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not come up", name)
+}
+
+func waitPending(node *remote.Node, name string, n int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, p := range node.Pending() {
+			if p.Node == name && p.Count >= n {
+				time.Sleep(100 * time.Millisecond) // let the calls start running there
+				return nil
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("the calls did not start")
+}
+
+func waitGone(node *remote.Node, name string, inc uint64) error {
+	deadline := time.Now().Add(3 * ttl)
+	for time.Now().Before(deadline) {
+		if p, ok := node.Peer(name); !ok || p.Incarnation != inc {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("%s was not declared gone", name)
+}
