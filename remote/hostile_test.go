@@ -298,3 +298,46 @@ func TestAnnounceReachesPeersIncludingLateOnes(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "2.1.0", info.Meta["svc.search"])
 }
+
+func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
+	sender, n, _ := startNode(t, "sender", Config{SendPolicy: actor.FailFast, LinkBufferBytes: 64 << 10})
+	// A peer that completes the handshake and then never reads: the
+	// kernel's buffers fill, then the link's own buffer.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }); err == nil {
+			accepted <- c
+		}
+	}()
+	require.NoError(t, n.Connect(context.Background(), "stuck", ln.Addr().String()))
+	conn := <-accepted
+	payload := &testpb.Echo{Text: strings.Repeat("x", 1000)}
+	target := actor.PID{Node: "stuck", Incarnation: 4, ID: 1}
+	// Send until refusals are sustained: the kernel's buffers are full,
+	// the writer is stuck, and the link's buffer holds frames.
+	var refused, inARow int
+	for i := 0; i < 1_000_000 && inARow < 500; i++ {
+		if err := sender.TrySend(target, payload); err != nil {
+			require.ErrorIs(t, err, actor.ErrOverloaded)
+			refused++
+			inARow++
+		} else {
+			inARow = 0
+		}
+	}
+	require.Equal(t, 500, inARow, "the link filled up and stayed full")
+	before := sender.DeadLetters()
+	conn.Close() // the link dies with frames still in its buffer
+	waitFor(t, "the link down", func() bool { return n.Stats().Links == 0 })
+	dropped := n.Stats().DroppedUnsent
+	require.Greater(t, dropped, uint64(0), "frames were still waiting")
+	require.Equal(t, before+dropped, sender.DeadLetters(), "every dropped send is a counted dead letter")
+	require.Equal(t, uint64(refused), before, "every refused send was counted when it was refused")
+}

@@ -240,15 +240,39 @@ func (l *link) close(reason error) {
 		close(l.room)
 		l.room = nil
 	}
+	unsent := l.buf
 	l.buf = nil
 	close(l.closedCh)
 	l.mu.Unlock()
+	l.countUnsent(unsent, reason)
 	_ = l.conn.Close()
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
 	l.node.linkDown(l, reason)
+}
+
+// countUnsent accounts for the frames a closing link never wrote, so
+// nothing is lost silently: sends and casts become dead letters, replies
+// dropped replies; calls and requests are failed as not sent by linkDown.
+func (l *link) countUnsent(b []byte, reason error) {
+	n := l.node
+	for len(b) > frameHeader {
+		size := frameLen(b)
+		if size <= frameHeader || size > len(b) {
+			return
+		}
+		switch Kind(b[frameHeader]) {
+		case KindSend, KindCast:
+			n.stats.droppedUnsent.Add(1)
+			n.sys.DeadLetter(actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
+				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.peerNode, reason))
+		case KindReply:
+			n.stats.repliesDropped.Add(1)
+		}
+		b = b[size:]
+	}
 }
 
 func (l *link) isClosed() bool {

@@ -19,6 +19,7 @@ type Stats struct {
 	BadMessages       uint64 // payloads that could not be encoded or decoded
 	HandshakeFailures uint64
 	GuardDiverted     uint64 // replies kept out of a pool of another incarnation
+	DroppedUnsent     uint64 // sends and casts a closing link never wrote (also dead letters)
 	BytesOut          uint64 // bytes written on every link, frames and batches
 	BytesIn           uint64 // bytes read on every link
 	Links             int    // live links
@@ -32,7 +33,7 @@ type nodeStats struct {
 	lateReplies, failedByLiveness                atomic.Uint64
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
-	bytesOut, bytesIn                            atomic.Uint64
+	bytesOut, bytesIn, droppedUnsent             atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -50,6 +51,7 @@ func (n *Node) Stats() Stats {
 		BadMessages:       n.stats.badMessages.Load(),
 		HandshakeFailures: n.stats.handshakeFailures.Load(),
 		GuardDiverted:     n.stats.guardDiverted.Load(),
+		DroppedUnsent:     n.stats.droppedUnsent.Load(),
 		BytesOut:          n.stats.bytesOut.Load(),
 		BytesIn:           n.stats.bytesIn.Load(),
 	}
