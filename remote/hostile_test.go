@@ -300,7 +300,9 @@ func TestAnnounceReachesPeersIncludingLateOnes(t *testing.T) {
 }
 
 func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
-	sender, n, _ := startNode(t, "sender", Config{SendPolicy: actor.FailFast, LinkBufferBytes: 64 << 10})
+	// Small socket buffers on both ends, so the kernel cannot absorb the
+	// flood and the link's own buffer is what fills.
+	sender, n, _ := startNode(t, "sender", Config{SendPolicy: actor.FailFast, LinkBufferBytes: 64 << 10, Network: smallBuffers{}})
 	// A peer that completes the handshake and then never reads: the
 	// kernel's buffers fill, then the link's own buffer.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -312,6 +314,7 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 		if err != nil {
 			return
 		}
+		_ = c.(*net.TCPConn).SetReadBuffer(4096)
 		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }); err == nil {
 			accepted <- c
 		}
@@ -320,19 +323,24 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 	conn := <-accepted
 	payload := &testpb.Echo{Text: strings.Repeat("x", 1000)}
 	target := actor.PID{Node: "stuck", Incarnation: 4, ID: 1}
-	// Send until refusals are sustained: the kernel's buffers are full,
-	// the writer is stuck, and the link's buffer holds frames.
-	var refused, inARow int
-	for i := 0; i < 1_000_000 && inARow < 500; i++ {
+	// Send until refusals last 50 ms: the writer is stuck and the link's
+	// buffer holds frames.
+	var refused int
+	var since time.Time
+	for i := 0; i < 10_000_000; i++ {
 		if err := sender.TrySend(target, payload); err != nil {
 			require.ErrorIs(t, err, actor.ErrOverloaded)
 			refused++
-			inARow++
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) > 50*time.Millisecond {
+				break
+			}
 		} else {
-			inARow = 0
+			since = time.Time{}
 		}
 	}
-	require.Equal(t, 500, inARow, "the link filled up and stayed full")
+	require.False(t, since.IsZero(), "the link filled up and stayed full")
 	before := sender.DeadLetters()
 	conn.Close() // the link dies with frames still in its buffer
 	waitFor(t, "the link down", func() bool { return n.Stats().Links == 0 })
@@ -340,4 +348,18 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 	require.Greater(t, dropped, uint64(0), "frames were still waiting")
 	require.Equal(t, before+dropped, sender.DeadLetters(), "every dropped send is a counted dead letter")
 	require.Equal(t, uint64(refused), before, "every refused send was counted when it was refused")
+}
+
+// smallBuffers is TCP with a 4 KiB socket send buffer.
+type smallBuffers struct{}
+
+func (smallBuffers) Listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+func (smallBuffers) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		_ = c.(*net.TCPConn).SetWriteBuffer(4096)
+	}
+	return c, err
 }
