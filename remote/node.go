@@ -59,8 +59,18 @@ type slot struct {
 	addr    string
 	member  discovery.Member
 	cur     *peer                // the live incarnation, nil if none known
-	dialing chan struct{}        // non-nil while a dial runs
+	dialing *dialAttempt         // non-nil while a dial runs
 	tomb    map[uint64]time.Time // incarnations declared gone
+}
+
+// dialAttempt is one dial of a native link. Callers that find a dial
+// running wait for it and share its failure: a crowd of senders to a
+// dead node fails with one refused dial, not one dial each in turn. A
+// dial that failed because the dialing caller's own ctx ended is not
+// shared (err stays nil): the waiters dial again.
+type dialAttempt struct {
+	done chan struct{}
+	err  error // set before done closes
 }
 
 // Start attaches the remote layer to sys: it listens, starts discovery,
@@ -360,25 +370,34 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 				return p, l, nil
 			}
 		}
-		wait := s.dialing
-		if wait == nil {
-			wait = make(chan struct{})
-			s.dialing = wait
+		a := s.dialing
+		if a == nil {
+			a = &dialAttempt{done: make(chan struct{})}
+			s.dialing = a
 			addr := s.addr
 			n.mu.Unlock()
 			err := n.dialNative(ctx, node, addr)
+			if err != nil {
+				err = fmt.Errorf("%w: dial %s at %s: %v", actor.ErrUnreachable, node, addr, err)
+			}
 			n.mu.Lock()
 			s.dialing = nil
-			close(wait)
+			if ctx.Err() == nil {
+				a.err = err // the peer's failure, not our ctx's: shared
+			}
+			close(a.done)
 			n.mu.Unlock()
 			if err != nil {
-				return nil, nil, fmt.Errorf("%w: dial %s at %s: %v", actor.ErrUnreachable, node, addr, err)
+				return nil, nil, err
 			}
 			continue
 		}
 		n.mu.Unlock()
 		select {
-		case <-wait:
+		case <-a.done:
+			if a.err != nil {
+				return nil, nil, a.err
+			}
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("%w: waiting for a link to %s: %v", actor.ErrUnreachable, node, ctx.Err())
 		}
