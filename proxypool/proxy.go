@@ -50,14 +50,20 @@ func (p *proxy) Receive(c *actor.Context) {
 // ReceiveBatch writes everything that was waiting as one batch.
 func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
 	items := p.items[:0]
-	for _, m := range msgs {
+	for i, m := range msgs {
 		switch o := m.(type) {
 		case *remote.Outgoing:
 			items = append(items, o)
 		case linkClosed:
-			// Nothing more can be written: what is left is not sent. Calls
-			// fail as not sent when the pool is torn down; sends and casts
-			// are dead letters.
+			// Nothing more can be written: what is left of this batch, on
+			// both sides of the notice, is not sent (the runtime counts the
+			// whole batch as handled). Calls fail as not sent when the pool
+			// is torn down; sends and casts are dead letters.
+			for _, rest := range msgs[i+1:] {
+				if o, ok := rest.(*remote.Outgoing); ok {
+					items = append(items, o)
+				}
+			}
 			p.drop(c, items, fmt.Errorf("%w: pool link closed", actor.ErrNotSent))
 			clear(items)
 			p.items = items[:0]

@@ -1,0 +1,46 @@
+package proxypool
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/remote"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLinkClosedMidBatchDropsWhatFollowsIt: a proxy takes its mailbox in
+// batches, and the notice that its link closed can sit in the middle of
+// one. Every send of that batch, after the notice too, must be counted
+// as a dead letter: found by the chaos suite, where a node killed under
+// a send flood left thousands of sends neither written nor counted.
+func TestLinkClosedMidBatchDropsWhatFollowsIt(t *testing.T) {
+	b := startNode(t, "b", nodeOpts{poolSize: 1})
+	a := startNode(t, "a", nodeOpts{poolSize: 1, cfg: Config{ManualConnect: true}, seeds: []string{"b=" + b.n.Addr()}})
+	h := newHolder()
+	t.Cleanup(h.open)
+	a.pool.onLink = h.hook
+	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
+	waitStatus(t, a.pool, "b", Connected)
+	proxy := a.n.Route("b").Proxies()[0]
+	var dropped atomic.Int64
+	a.sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
+		if _, ok := d.Message.(*remote.Outgoing); ok {
+			dropped.Add(1)
+		}
+	})
+
+	caller := a.sys.NewSender()
+	caller.SendNamed("b", "sink", &testpb.Echo{N: 0}) // the proxy blocks in this write
+	eventually(t, "the proxy is held", func() bool { return h.entered.Load() == 1 })
+	caller.SendNamed("b", "sink", &testpb.Echo{N: 1})
+	require.NoError(t, a.sys.Inject(proxy, linkClosed{})) // what the link watcher sends
+	caller.SendNamed("b", "sink", &testpb.Echo{N: 2})
+	caller.SendNamed("b", "sink", &testpb.Echo{N: 3})
+	eventually(t, "three queued behind the write", func() bool { return a.sys.MailboxLen(proxy) == 4 })
+	h.allow(1)
+
+	eventually(t, "the proxy gone", func() bool { return a.sys.MailboxLen(proxy) == -1 })
+	eventually(t, "every send after the write dropped and counted", func() bool { return dropped.Load() == 3 })
+}
