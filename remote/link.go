@@ -171,10 +171,13 @@ func (l *link) writeLoop() {
 		// count them as sent before trying, never after.
 		l.flushed.Store(seq)
 		l.wmu.Lock()
-		_, err := l.conn.Write(out)
+		written, err := l.conn.Write(out)
 		l.wmu.Unlock()
 		if err != nil {
 			l.close(fmt.Errorf("write: %w", err))
+			// The frames this write did not hand to the kernel (the one
+			// cut short too) never left: count them like the buffer's.
+			l.countUnsent(out[frameBoundary(out, written):], l.reason())
 			return
 		}
 		l.lastSent.Store(time.Now().UnixNano())
@@ -273,6 +276,27 @@ func (l *link) countUnsent(b []byte, reason error) {
 		}
 		b = b[size:]
 	}
+}
+
+// reason is why the link closed (nil while it is up).
+func (l *link) reason() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closeErr
+}
+
+// frameBoundary is the offset in b of the first frame that does not end
+// within b[:n]: the frames before it were written whole.
+func frameBoundary(b []byte, n int) int {
+	off := 0
+	for off < len(b) {
+		size := frameLen(b[off:])
+		if size == 0 || off+size > n {
+			return off
+		}
+		off += size
+	}
+	return off
 }
 
 func (l *link) isClosed() bool {
