@@ -1,0 +1,152 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/proxypool"
+	"github.com/mailroom-go/mailroom/remote"
+	"google.golang.org/protobuf/proto"
+)
+
+// Keys of testnode.Options.Extra that configure a node under test.
+const (
+	// ExtraCounters is the path of the node's counter file.
+	ExtraCounters = "counters"
+	// ExtraSinks is how many ordered sinks to spawn ("osink/0", ...).
+	ExtraSinks = "sinks"
+	// ExtraSinkBound and ExtraSinkPolicy ("block", "failfast") bound the
+	// sinks' mailboxes; unbounded by default.
+	ExtraSinkBound  = "sink_bound"
+	ExtraSinkPolicy = "sink_policy"
+	// ExtraProxyQueue and ExtraProxyPolicy configure the node's proxy
+	// pool (proxypool.Config ProxyQueue and Policy).
+	ExtraProxyQueue  = "proxy_queue"
+	ExtraProxyPolicy = "proxy_policy"
+	// ExtraPool "off" runs no proxy pool on the node.
+	ExtraPool = "pool"
+)
+
+// ChildHook is the testnode child hook of the suite: a proxy pool, the
+// ordered sinks, the stall gate and the counters. Set it in TestMain with
+// testnode.SetChildHook before testnode.MaybeRunChild.
+func ChildHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
+	if _, err := Equip(sys, n, o.Extra); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Equipped is what Equip installed on a node.
+type Equipped struct {
+	Counters *Counters // nil without ExtraCounters
+	Gate     *Gate
+	Pools    *proxypool.Manager // nil with ExtraPool "off"
+}
+
+// Equip installs the suite's machinery on a node (a child, or a node in
+// the test process): a proxy pool, ordered sinks, the "gate" function
+// (Echo{Text: "close"|"open"}) and the counters, with a reporter that
+// writes the node's goroutine count and RSS to them every 100 ms until
+// the system stops.
+func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equipped, error) {
+	eq := &Equipped{Gate: &Gate{}}
+	if extra[ExtraPool] != "off" {
+		cfg := proxypool.Config{ProxyQueue: atoi(extra[ExtraProxyQueue])}
+		if extra[ExtraProxyPolicy] == "failfast" {
+			cfg.Policy = actor.FailFast
+		}
+		m, err := proxypool.Start(n, cfg)
+		if err != nil {
+			return nil, err
+		}
+		eq.Pools = m
+	}
+	if path := extra[ExtraCounters]; path != "" {
+		ctr, err := OpenCounters(path)
+		if err != nil {
+			return nil, err
+		}
+		eq.Counters = ctr
+		sys.SubscribeDeadLetters(func(actor.DeadLetter) { ctr.Add(DeadLetters, 1) })
+	}
+	if err := sys.Register("gate", func(_ context.Context, arg proto.Message) (proto.Message, error) {
+		switch t := arg.(*testpb.Echo).Text; t {
+		case "close":
+			eq.Gate.Close()
+		case "open":
+			eq.Gate.Open()
+		default:
+			return nil, actor.Reject("bad_arg", "gate wants close or open, not "+t)
+		}
+		return &testpb.Echo{Text: "ok"}, nil
+	}); err != nil {
+		return nil, err
+	}
+	sinks := atoi(extra[ExtraSinks])
+	if sinks > 0 && eq.Counters == nil {
+		return nil, fmt.Errorf("chaos: %d sinks need a counter file (%s)", sinks, ExtraCounters)
+	}
+	policy := actor.Block
+	if extra[ExtraSinkPolicy] == "failfast" {
+		policy = actor.FailFast
+	}
+	for i := range sinks {
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &orderedSink{ctr: eq.Counters, gate: eq.Gate, last: map[actor.PID]int64{}}
+		})
+		if b := atoi(extra[ExtraSinkBound]); b > 0 {
+			props = props.WithMailbox(b, policy)
+		}
+		if _, err := sys.SpawnNamed(props, SinkName(i)); err != nil {
+			return nil, err
+		}
+	}
+	if eq.Counters != nil {
+		go report(sys, n, eq.Counters, sinks) // ends when the system stops
+	}
+	return eq, nil
+}
+
+// report writes the node's vitals to its counters until sys stops.
+func report(sys *actor.System, n *remote.Node, ctr *Counters, sinks int) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	pids := make([]actor.PID, 0, sinks)
+	for i := range sinks {
+		if pid, ok := sys.Lookup(SinkName(i)); ok {
+			pids = append(pids, pid)
+		}
+	}
+	for tick := 0; ; tick++ {
+		ctr.Store(Received, int64(n.Stats().Received))
+		var queued int64
+		for _, pid := range pids {
+			queued += int64(max(sys.MailboxLen(pid), 0))
+		}
+		ctr.Store(Queued, queued)
+		if tick%10 == 0 {
+			ctr.Store(Goroutines, int64(runtime.NumGoroutine()))
+			if rss, err := RSS(os.Getpid()); err == nil {
+				ctr.Store(Resident, rss)
+			}
+		}
+		select {
+		case <-sys.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
