@@ -27,24 +27,36 @@ type cluster struct {
 	pooled bool
 }
 
-func newCluster(t *testing.T, pooled bool, bExtra map[string]string, bOpts testnode.Options) *cluster {
+// clusterOpts shape a cluster: the path, b's extras, and the heartbeat
+// (of every node), and changes to a's remote configuration.
+type clusterOpts struct {
+	pooled    bool
+	bExtra    map[string]string
+	heartbeat time.Duration
+	misses    int
+	aConfig   func(*remote.Config)
+}
+
+func newCluster(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
 	extra := map[string]string{}
-	if !pooled {
+	if !o.pooled {
 		extra[ExtraPool] = "off"
 	}
-	for k, v := range bExtra {
+	for k, v := range o.bExtra {
 		extra[k] = v
 	}
-	bOpts.Name, bOpts.Extra = "b", extra
-	cl := &cluster{pooled: pooled}
-	cl.b, cl.bCtr = startChild(t, bOpts)
-	cl.c, _ = startChild(t, testnode.Options{Name: "c", Extra: map[string]string{ExtraPool: extra[ExtraPool]}})
-	rc := remote.Config{Seeds: []string{cl.b.Seed(), cl.c.Seed()}, HeartbeatInterval: bOpts.Heartbeat, HeartbeatMisses: bOpts.Misses}
+	cl := &cluster{pooled: o.pooled}
+	cl.b, cl.bCtr = startChild(t, testnode.Options{Name: "b", Extra: extra, Heartbeat: o.heartbeat, Misses: o.misses})
+	cl.c, _ = startChild(t, testnode.Options{Name: "c", Extra: map[string]string{ExtraPool: extra[ExtraPool]}, Heartbeat: o.heartbeat, Misses: o.misses})
+	rc := remote.Config{Seeds: []string{cl.b.Seed(), cl.c.Seed()}, HeartbeatInterval: o.heartbeat, HeartbeatMisses: o.misses}
+	if o.aConfig != nil {
+		o.aConfig(&rc)
+	}
 	cl.a = startLocal(t, "a", rc, map[string]string{ExtraPool: extra[ExtraPool]})
 	for _, n := range []string{"b", "c"} {
 		require.NoError(t, cl.a.n.Connect(ctxFor(t, 10*time.Second), n, ""))
-		if pooled {
+		if o.pooled {
 			cl.waitPool(t, n)
 		}
 	}
@@ -94,7 +106,7 @@ func TestKillDuringInflightCalls(t *testing.T) {
 func killCalls(t *testing.T, pooled bool) {
 	const calls = 1000
 	sc := newScenario(t, "kill-calls-"+pathName(pooled))
-	cl := newCluster(t, pooled, nil, testnode.Options{})
+	cl := newCluster(t, clusterOpts{pooled: pooled})
 	a := cl.a
 	probe := startProber(a.sys, "c", 10*time.Millisecond)
 	rss0 := selfRSS()

@@ -53,7 +53,8 @@ type Equipped struct {
 
 // Equip installs the suite's machinery on a node (a child, or a node in
 // the test process): a proxy pool, ordered sinks, the "gate" function
-// (Echo{Text: "close"|"open"}) and the counters, with a reporter that
+// (Echo{Text: "close"|"open"}), "whoami" (Echo{Text: the incarnation in
+// hex, From: the node}) and the counters, with a reporter that
 // writes the node's goroutine count and RSS to them every 100 ms until
 // the system stops.
 func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equipped, error) {
@@ -87,6 +88,11 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 			return nil, actor.Reject("bad_arg", "gate wants close or open, not "+t)
 		}
 		return &testpb.Echo{Text: "ok"}, nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := sys.Register("whoami", func(context.Context, proto.Message) (proto.Message, error) {
+		return &testpb.Echo{Text: strconv.FormatUint(sys.Incarnation(), 16), From: sys.Name()}, nil
 	}); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,94 @@
+//go:build chaos
+
+package chaos
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/remote"
+	"github.com/stretchr/testify/require"
+)
+
+// ledger accounts for the sends a node makes toward one peer while it
+// floods it: where each one ended. The node must make no calls to that
+// peer meanwhile (they would share the pool's counters).
+type ledger struct {
+	n    *remote.Node
+	peer string
+	st0  remote.Stats
+	ps0  uint64
+	dl   *deadTally
+}
+
+func openLedger(a *node, peer string) *ledger {
+	return &ledger{n: a.n, peer: peer, st0: a.n.Stats(), ps0: a.n.PoolStatsFor(peer).Messages.Load(), dl: tallyDeadLetters(a.sys)}
+}
+
+// books are the sender's side of a flood, once it is over.
+type books struct {
+	attempted    int64 // Send calls made
+	refused      int64 // refused at once: dead letters of the message itself
+	pooledIn     int64 // handed to a proxy
+	poolWritten  int64 // written by the proxies (whole batches)
+	proxyDropped int64 // dropped by a proxy: dead letters
+	nativeIn     int64 // put in a native link's buffer
+	unsent       int64 // dropped from a closing link's buffer: dead letters
+	written      int64 // handed to the kernel
+	otherDead    int64 // dead letters of user messages of no other kind
+	runtimeDead  int64 // dead letters of the runtime's own messages
+}
+
+// close reads the books once the writers have stopped, after the dead
+// letters settle (links still closing count their last frames).
+func (l *ledger) close(t testing.TB, attempted int64) books {
+	t.Helper()
+	settle(t, 10*time.Second, 200*time.Millisecond, l.dl.user)
+	st := l.n.Stats()
+	b := books{
+		attempted:    attempted,
+		refused:      l.dl.of("*testpb.Echo"),
+		pooledIn:     int64(st.SentPooled - l.st0.SentPooled),
+		poolWritten:  int64(l.n.PoolStatsFor(l.peer).Messages.Load() - l.ps0),
+		proxyDropped: l.dl.of("*remote.Outgoing"),
+		nativeIn:     int64(st.SentNative - l.st0.SentNative),
+		unsent:       int64(st.DroppedUnsent - l.st0.DroppedUnsent),
+	}
+	b.written = b.poolWritten + b.nativeIn - b.unsent
+	b.otherDead = l.dl.user() - b.refused - b.proxyDropped - b.unsent
+	b.runtimeDead, _ = l.dl.internals()
+	return b
+}
+
+// check asserts the sender's side is exact: every send was refused and
+// counted, or taken by a path and then written or dropped and counted.
+func (b books) check(t testing.TB) {
+	t.Helper()
+	require.Equal(t, b.attempted, b.refused+b.pooledIn+b.nativeIn, "a send neither refused (and counted) nor taken by a path")
+	require.Equal(t, b.pooledIn, b.poolWritten+b.proxyDropped, "a send handed to a proxy was neither written nor dropped and counted")
+	require.Zero(t, b.otherDead, "dead letters that are none of the above")
+}
+
+func (b books) record(sc *scenario) {
+	sc.set("attempted", b.attempted)
+	sc.set("refused_counted", b.refused)
+	sc.set("proxy_dropped_counted", b.proxyDropped)
+	sc.set("link_dropped_counted", b.unsent)
+	sc.set("written", b.written)
+	sc.set("runtime_dead_letters", b.runtimeDead)
+}
+
+// minWireSize is the smallest a flood's send takes on the wire: the
+// average over what the node wrote, less the few bytes by which sends
+// differ (sequence numbers, sink names).
+func (l *ledger) minWireSize(b books) float64 {
+	return float64(l.n.Stats().BytesOut-l.st0.BytesOut)/float64(max(b.pooledIn+b.nativeIn, 1)) - 4
+}
+
+// inFlightBound is the most sends a receiver's kernel and its own
+// buffers can hold: the bytes its kernel had queued, at the smallest
+// wire size, plus full sink mailboxes, plus per link a batch being
+// replayed and a 64 KiB read buffer.
+func inFlightBound(kernelBytes int64, wireSize float64, links int64) int64 {
+	return int64(float64(kernelBytes)/wireSize) + int64(floodSinks*sinkBound) + links*(batchSize+int64(64<<10/wireSize))
+}
