@@ -98,9 +98,9 @@ func (pr *pair) read(src net.Conn, ch chan<- chunk, eof chan struct{}, bytes int
 		buf := make([]byte, 32<<10)
 		n, err := src.Read(buf)
 		if n > 0 {
+			bytes.Add(uint64(n)) // before it can be forwarded
 			select {
 			case ch <- chunk{b: buf[:n], at: time.Now()}:
-				bytes.Add(uint64(n))
 			case <-pr.ended:
 				return
 			}
@@ -118,7 +118,9 @@ func (pr *pair) write(dir Dir, ch <-chan chunk, dst net.Conn) {
 		if !pr.p.wait(dir, c.at, pr.ended) {
 			return
 		}
-		if _, err := dst.Write(c.b); err != nil {
+		n, err := dst.Write(c.b)
+		pr.p.forwarded.Add(uint64(n))
+		if err != nil {
 			pr.reset()
 			return
 		}

@@ -25,9 +25,10 @@ type Stats struct {
 	Accepted  uint64 // connections accepted
 	Dialed    uint64 // upstream connections made
 	Resets    uint64 // connections reset by Reset
-	BytesUp   uint64
-	BytesDown uint64
-	Open      int // connection pairs open now
+	BytesUp   uint64 // read from the dialing sides
+	BytesDown uint64 // read from the upstreams
+	Held      uint64 // read and not forwarded yet (either direction)
+	Open      int    // connection pairs open now
 }
 
 // Proxy forwards every connection made to Addr to its upstream address,
@@ -45,7 +46,7 @@ type Proxy struct {
 	pairs   map[*pair]struct{}
 	closed  bool
 
-	accepted, dialed, resets, bytesUp, bytesDown atomic.Uint64
+	accepted, dialed, resets, bytesUp, bytesDown, forwarded atomic.Uint64
 }
 
 // Listen starts a proxy on a free loopback port that forwards to upstream.
@@ -121,8 +122,12 @@ func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
 	open := len(p.pairs)
 	p.mu.Unlock()
-	return Stats{Accepted: p.accepted.Load(), Dialed: p.dialed.Load(), Resets: p.resets.Load(),
+	st := Stats{Accepted: p.accepted.Load(), Dialed: p.dialed.Load(), Resets: p.resets.Load(),
 		BytesUp: p.bytesUp.Load(), BytesDown: p.bytesDown.Load(), Open: open}
+	if in, out := st.BytesUp+st.BytesDown, p.forwarded.Load(); in > out {
+		st.Held = in - out
+	}
+	return st
 }
 
 // Close stops accepting, resets every connection and waits for every
