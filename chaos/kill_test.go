@@ -12,7 +12,6 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -65,14 +64,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 
 // waitPool waits until a's pool to node is up for node's current
 // incarnation.
-func (cl *cluster) waitPool(t testing.TB, node string) {
-	t.Helper()
-	eventually(t, 20*time.Second, "a pool to "+node, func() bool {
-		info, _ := cl.a.eq.Pools.ConnectionInfo(node)
-		p, ok := cl.a.n.Peer(node)
-		return info.Status == proxypool.Connected && ok && info.Incarnation == p.Incarnation
-	})
-}
+func (cl *cluster) waitPool(t testing.TB, node string) { waitPoolOf(t, cl.a, node) }
 
 // running is how many sleep calls node reports running.
 func running(sys *actor.System, node string) int {
