@@ -45,6 +45,7 @@ type link struct {
 	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
 	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
 	seen     uint64        // reads at the last check (liveness loop only)
+	busy     atomic.Bool   // the reader is delivering a frame, not waiting for one
 	lastSent atomic.Int64  // unix ns
 	stats    linkStats
 	done     chan struct{} // closed when reader and writer have exited
@@ -207,7 +208,10 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		if err := dispatch(l, k, body); err != nil {
+		l.busy.Store(true)
+		err = dispatch(l, k, body)
+		l.busy.Store(false)
+		if err != nil {
 			l.close(err)
 			return
 		}

@@ -7,7 +7,7 @@ import (
 
 // livenessLoop is the node's one liveness watcher: it sends heartbeats on
 // idle links and closes links that have been silent for HeartbeatMisses
-// intervals. Closing a link fails what was pinned to it at once; the
+// intervals (a link whose reader is busy delivering is not silent). Closing a link fails what was pinned to it at once; the
 // failures are delivered to each caller's own channel.
 func (n *Node) livenessLoop() {
 	defer n.wg.Done()
@@ -40,7 +40,9 @@ func (n *Node) checkLinks(now time.Time) {
 		for _, l := range links {
 			// Reading time.Now per frame costs; the reader counts frames
 			// and this loop turns a change into "heard from now".
-			if r := l.reads.Load(); r != l.seen {
+			// A reader busy delivering (into a full mailbox that blocks) is
+			// not hearing silence: the peer's frames wait for us.
+			if r := l.reads.Load(); r != l.seen || l.busy.Load() {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 			}
