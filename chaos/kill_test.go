@@ -34,6 +34,7 @@ type clusterOpts struct {
 	heartbeat time.Duration
 	misses    int
 	aConfig   func(*remote.Config)
+	aExtra    map[string]string // Equip's extras for a
 }
 
 func newCluster(t *testing.T, o clusterOpts) *cluster {
@@ -52,7 +53,11 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	if o.aConfig != nil {
 		o.aConfig(&rc)
 	}
-	cl.a = startLocal(t, "a", rc, map[string]string{ExtraPool: extra[ExtraPool]})
+	aExtra := map[string]string{ExtraPool: extra[ExtraPool]}
+	for k, v := range o.aExtra {
+		aExtra[k] = v
+	}
+	cl.a = startLocal(t, "a", rc, aExtra)
 	for _, n := range []string{"b", "c"} {
 		require.NoError(t, cl.a.n.Connect(ctxFor(t, 10*time.Second), n, ""))
 		if o.pooled {

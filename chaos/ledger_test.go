@@ -39,11 +39,15 @@ type books struct {
 	runtimeDead  int64 // dead letters of the runtime's own messages
 }
 
-// close reads the books once the writers have stopped, after the dead
-// letters settle (links still closing count their last frames).
+// close reads the books once the writers have stopped and every send has
+// been written or dropped.
 func (l *ledger) close(t testing.TB, attempted int64) books {
 	t.Helper()
-	settle(t, 10*time.Second, 200*time.Millisecond, l.dl.user)
+	// Wait for the proxies to empty their queues and links still closing
+	// to count their last frames.
+	settle(t, 60*time.Second, 300*time.Millisecond, func() int64 {
+		return int64(l.n.PoolStatsFor(l.peer).Messages.Load()) + l.dl.user()
+	})
 	st := l.n.Stats()
 	b := books{
 		attempted:    attempted,
