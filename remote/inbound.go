@@ -63,8 +63,11 @@ func (n *Node) handle(l *link, el *Element) error {
 	case KindCancel:
 		l.peer.cancelRunning(el.ID)
 	case KindPing:
-		_, _ = l.enqueueEl(&Element{Kind: KindPong}, false, nil)
+		// Never dropped: a pong says every frame before the ping was
+		// handled (a sender's ordering barrier, barrier.go).
+		_, _ = l.enqueueEl(&Element{Kind: KindPong}, true, nil)
 	case KindPong:
+		l.onPong()
 	case KindControl:
 		n.inControl(l, el.Control)
 	case KindGoodbye:
@@ -87,11 +90,13 @@ func (n *Node) inSend(l *link, el *Element) {
 		n.sys.DeadLetter(to, el.Sender, el.Type, err)
 		return
 	}
+	l.busy.Store(true) // a full mailbox may make us wait: not silence
 	if el.ToName != "" {
 		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, nil)
 	} else {
 		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, nil)
 	}
+	l.busy.Store(false)
 	if err != nil {
 		n.sys.DeadLetter(to, el.Sender, msg, err)
 	}
@@ -172,11 +177,13 @@ func (n *Node) inRequest(l *link, el *Element) {
 		return
 	}
 	r := &remoteReplier{n: n, l: l, id: el.ID}
+	l.busy.Store(true)
 	if el.ToName != "" {
 		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, r)
 	} else {
 		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, r)
 	}
+	l.busy.Store(false)
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
 	}

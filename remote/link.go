@@ -45,7 +45,10 @@ type link struct {
 	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
 	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
 	seen     uint64        // reads at the last check (liveness loop only)
-	busy     atomic.Bool   // the reader is delivering a frame, not waiting for one
+	busy     atomic.Bool   // the reader is delivering a message, not waiting for a frame
+	pongs    atomic.Uint64 // pongs received
+	pings    uint64        // pings enqueued; under mu
+	barriers []barrier     // waiting for pongs; under mu
 	lastSent atomic.Int64  // unix ns
 	stats    linkStats
 	done     chan struct{} // closed when reader and writer have exited
@@ -99,6 +102,12 @@ func (l *link) start(dispatch func(*link, Kind, []byte) error) {
 // block, a full buffer makes the caller wait; without, it fails with
 // actor.ErrOverloaded. It returns the sequence number of the last frame.
 func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Uint64) (uint64, error) {
+	return l.enqueueThen(frames, nframes, block, seqOut, nil)
+}
+
+// enqueueThen is enqueue, calling appended under the link's lock once
+// the frames are in the buffer (to number them along with their place).
+func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
 	l.mu.Lock()
 	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > l.limit {
 		if !block {
@@ -123,6 +132,9 @@ func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Ui
 	seq := l.seq
 	if seqOut != nil {
 		seqOut.Store(seq) // before the writer can see the frame
+	}
+	if appended != nil {
+		appended()
 	}
 	l.mu.Unlock()
 	if wasEmpty {
@@ -208,10 +220,7 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		l.busy.Store(true)
-		err = dispatch(l, k, body)
-		l.busy.Store(false)
-		if err != nil {
+		if err := dispatch(l, k, body); err != nil {
 			l.close(err)
 			return
 		}
@@ -250,6 +259,7 @@ func (l *link) close(reason error) {
 	unsent := l.buf
 	l.buf = nil
 	close(l.closedCh)
+	l.releaseBarriers(^uint64(0))
 	l.mu.Unlock()
 	l.countUnsent(unsent, reason)
 	_ = l.conn.Close()

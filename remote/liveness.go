@@ -7,8 +7,9 @@ import (
 
 // livenessLoop is the node's one liveness watcher: it sends heartbeats on
 // idle links and closes links that have been silent for HeartbeatMisses
-// intervals (a link whose reader is busy delivering is not silent). Closing a link fails what was pinned to it at once; the
-// failures are delivered to each caller's own channel.
+// intervals (a link whose reader is busy delivering is not silent).
+// Closing a link fails what was pinned to it at once; the failures are
+// delivered to each caller's own channel.
 func (n *Node) livenessLoop() {
 	defer n.wg.Done()
 	every := n.cfg.HeartbeatInterval / 4
@@ -52,7 +53,7 @@ func (n *Node) checkLinks(now time.Time) {
 			}
 			if now.Sub(time.Unix(0, l.lastSent.Load())) >= interval {
 				l.lastSent.Store(now.UnixNano()) // one ping per interval
-				_, _ = l.enqueueEl(&Element{Kind: KindPing}, false, nil)
+				_, _ = l.ping(false)
 			}
 		}
 	}

@@ -59,35 +59,46 @@ func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error 
 // published for the node's current incarnation, else natively.
 func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.PID, el *Element) error {
 	block := n.cfg.SendPolicy == actor.Block
-	if pool := n.route(node); pool != nil {
-		if wantInc != 0 && pool.inc != wantInc {
-			return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
+	var failed *Pool // a pool that went away under us
+	for {
+		if pool := n.route(node); pool != nil && pool != failed {
+			if wantInc != 0 && pool.inc != wantInc {
+				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
+			}
+			err := pool.enqueue(senderKey(sender), el, nil, false)
+			if err == nil {
+				n.stats.sentPooled.Add(1)
+				return nil
+			}
+			if !errors.Is(err, errPathClosed) {
+				return actor.NewError(op, node, pool.inc, tg.String(), err)
+			}
+			failed = pool // fall back to the native path
 		}
-		err := pool.enqueue(senderKey(sender), el, nil, false)
-		if err == nil {
-			n.stats.sentPooled.Add(1)
-			return nil
+		p, l, err := n.connect(nil, node)
+		if err != nil {
+			return actor.NewError(op, node, wantInc, tg.String(), err)
 		}
-		if !errors.Is(err, errPathClosed) {
-			return actor.NewError(op, node, pool.inc, tg.String(), err)
+		if wantInc != 0 && p.inc != wantInc {
+			return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 		}
-		// The pool went away under us: fall back to the native path.
-	}
-	p, l, err := n.connect(nil, node)
-	if err != nil {
-		return actor.NewError(op, node, wantInc, tg.String(), err)
-	}
-	if wantInc != 0 && p.inc != wantInc {
-		return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
-	}
-	if _, err := l.enqueueEl(el, block, nil); err != nil {
-		if errors.Is(err, errLinkClosed) {
-			err = actor.ErrNotSent
+		// A pool published meanwhile takes over (barrier.go).
+		p.pathMu.RLock()
+		if pool := n.route(node); pool != nil && pool != failed {
+			p.pathMu.RUnlock()
+			continue
 		}
-		return actor.NewError(op, node, p.inc, tg.String(), err)
+		_, err = l.enqueueEl(el, block, nil)
+		p.pathMu.RUnlock()
+		if err != nil {
+			if errors.Is(err, errLinkClosed) {
+				err = actor.ErrNotSent
+			}
+			return actor.NewError(op, node, p.inc, tg.String(), err)
+		}
+		n.stats.sentNative.Add(1)
+		return nil
 	}
-	n.stats.sentNative.Add(1)
-	return nil
 }
 
 // Request implements actor.Transport.
@@ -139,45 +150,54 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 	f := n.sys.NewFuture()
 	pc := &pendingCall{f: f, op: op, tg: tg, start: time.Now().UnixNano()}
 	var p *peer
-	if pool := n.route(node); pool != nil {
-		p = pool.peer
-		if wantInc != 0 && p.inc != wantInc {
-			return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
-		}
-		pc.via = pool
-		if !p.addPending(el.ID, pc) {
-			return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
-		}
-		if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
-			p.takePending(el.ID)
-			if !errors.Is(err, errPathClosed) {
-				return nil, actor.NewError(op, node, p.inc, tg.String(), err)
+	var failed *Pool // a pool that went away under us
+	for p == nil {
+		if pool := n.route(node); pool != nil && pool != failed {
+			p = pool.peer
+			if wantInc != 0 && p.inc != wantInc {
+				return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 			}
-			p = nil // pool gone: take the native path
-			pc.via = nil
+			pc.via = pool
+			if !p.addPending(el.ID, pc) {
+				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
+			}
+			if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
+				p.takePending(el.ID)
+				if !errors.Is(err, errPathClosed) {
+					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
+				}
+				p, pc.via, failed = nil, nil, pool // take the native path
+			}
+			continue
 		}
-	}
-	if p == nil {
-		var l *link
-		var err error
-		p, l, err = n.connect(ctx, node)
+		np, l, err := n.connect(ctx, node)
 		if err != nil {
 			return nil, actor.NewError(op, node, wantInc, tg.String(), err)
 		}
-		if wantInc != 0 && p.inc != wantInc {
-			return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
+		if wantInc != 0 && np.inc != wantInc {
+			return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, np.inc))
+		}
+		// A pool published meanwhile takes over (barrier.go).
+		np.pathMu.RLock()
+		if pool := n.route(node); pool != nil && pool != failed {
+			np.pathMu.RUnlock()
+			continue
 		}
 		pc.via = l
-		if !p.addPending(el.ID, pc) {
-			return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
+		if !np.addPending(el.ID, pc) {
+			np.pathMu.RUnlock()
+			return nil, actor.NewError(op, node, np.inc, tg.String(), actor.ErrNotSent)
 		}
-		if _, err := l.enqueueEl(el, true, &pc.seq); err != nil {
-			p.takePending(el.ID)
+		_, err = l.enqueueEl(el, true, &pc.seq)
+		np.pathMu.RUnlock()
+		if err != nil {
+			np.takePending(el.ID)
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
-			return nil, actor.NewError(op, node, p.inc, tg.String(), err)
+			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
+		p = np
 	}
 	v, err := f.Wait(ctx, op, node, p.inc, tg.String(), actor.MayHaveExecuted)
 	if err != nil {

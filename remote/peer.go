@@ -18,6 +18,10 @@ type peer struct {
 	inc      uint64
 	poolSize int
 
+	// pathMu orders native sends against a pool taking over (barrier.go):
+	// native sends and requests hold it shared, Publish exclusively.
+	pathMu sync.RWMutex
+
 	mu      sync.Mutex // protects following
 	out     *link      // our native outbound link
 	links   map[*link]struct{}
@@ -27,6 +31,7 @@ type peer struct {
 	gone    bool
 	drain   bool              // it announced it is draining
 	meta    map[string]string // what it announced
+	ready   <-chan struct{}   // the fence of the pool last published (barrier.go)
 }
 
 func (p *peer) isGone() bool {

@@ -129,8 +129,19 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID) (*Pool, err
 		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc},
 		proxies: append([]actor.PID(nil), proxies...),
 	}
+	n.mu.Unlock()
+	// No native send may come between the route change and the fence.
+	p.pathMu.Lock()
+	n.mu.Lock()
+	if s.cur != p || n.closing {
+		n.mu.Unlock()
+		p.pathMu.Unlock()
+		return nil, fmt.Errorf("remote: publish pool for %s: incarnation %016x is not current", node, inc)
+	}
 	old := n.swapRoute(node, pool)
 	n.mu.Unlock()
+	p.raiseFence()
+	p.pathMu.Unlock()
 	if old != nil {
 		n.closePool(old, errors.New("replaced by a new pool"))
 	}

@@ -19,6 +19,7 @@ type PoolLink struct {
 	buf   []byte      // the batch frame, reused; owned by the writing goroutine
 	keep  []*Outgoing // entries of the frame being built
 	hold  func()      // test hook: called before each write
+	open  bool        // the fence of its pool has been passed
 }
 
 // DialPool connects to worker of node's incarnation inc. It fails if inc
@@ -80,6 +81,15 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 // another incarnation is dropped and counted (the guard; it must not
 // happen). A write error closes the link.
 func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
+	if !pl.open {
+		// The native path delivers what it holds first (barrier.go).
+		select {
+		case <-pl.l.peer.fence():
+			pl.open = true
+		case <-pl.l.closedCh:
+			return errLinkClosed
+		}
+	}
 	inc, max := pl.l.ends.peerInc, pl.n.cfg.MaxFrameSize
 	b := pl.buf[:0]
 	for len(items) > 0 {
