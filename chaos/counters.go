@@ -36,10 +36,18 @@ const (
 	// every 10 ms.
 	Received
 	Queued
+	// CallsEnded, CallsNodeDown, CallsOther: calls started by spawn_calls
+	// that ended, failed with ErrNodeDown (may have executed), or ended
+	// otherwise; CallsLastEnd: when the last one ended (Unix ms).
+	CallsEnded
+	CallsNodeDown
+	CallsOther
+	CallsLastEnd
 	numCounters
 )
 
-var counterNames = [numCounters]string{"delivered", "out_of_order", "gaps", "stale", "dead_letters", "goroutines", "rss", "received", "queued"}
+var counterNames = [numCounters]string{"delivered", "out_of_order", "gaps", "stale", "dead_letters", "goroutines", "rss", "received", "queued",
+	"calls_ended", "calls_node_down", "calls_other", "calls_last_end"}
 
 func (c Counter) String() string { return counterNames[c] }
 
@@ -78,6 +86,16 @@ func (c *Counters) ptr(k Counter) *int64 { return (*int64)(unsafe.Pointer(&c.mem
 
 // Add adds d to counter k.
 func (c *Counters) Add(k Counter, d int64) { atomic.AddInt64(c.ptr(k), d) }
+
+// Max raises counter k to v if it is lower.
+func (c *Counters) Max(k Counter, v int64) {
+	for p := c.ptr(k); ; {
+		cur := atomic.LoadInt64(p)
+		if cur >= v || atomic.CompareAndSwapInt64(p, cur, v) {
+			return
+		}
+	}
+}
 
 // Store sets counter k.
 func (c *Counters) Store(k Counter, v int64) { atomic.StoreInt64(c.ptr(k), v) }

@@ -43,8 +43,17 @@ type books struct {
 // been written or dropped.
 func (l *ledger) close(t testing.TB, attempted int64) books {
 	t.Helper()
-	// Wait for the proxies to empty their queues and links still closing
-	// to count their last frames.
+	// Wait until the proxies have written or dropped everything handed to
+	// them (a new pool's first write waits for the native path to be
+	// delivered), and links still closing have counted their last frames.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		handed := int64(l.n.Stats().SentPooled - l.st0.SentPooled)
+		if int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0)+l.dl.of("*remote.Outgoing") >= handed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling, with the deadline above
+	}
 	settle(t, 60*time.Second, 300*time.Millisecond, func() int64 {
 		return int64(l.n.PoolStatsFor(l.peer).Messages.Load()) + l.dl.user()
 	})
@@ -78,6 +87,8 @@ func (b books) record(sc *scenario) {
 	sc.set("refused_counted", b.refused)
 	sc.set("proxy_dropped_counted", b.proxyDropped)
 	sc.set("link_dropped_counted", b.unsent)
+	sc.set("pooled_in", b.pooledIn)
+	sc.set("native_in", b.nativeIn)
 	sc.set("written", b.written)
 	sc.set("runtime_dead_letters", b.runtimeDead)
 }

@@ -2,10 +2,12 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -96,6 +98,11 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 	}); err != nil {
 		return nil, err
 	}
+	if eq.Counters != nil {
+		if err := sys.Register("spawn_calls", spawnCalls(sys, eq.Counters)); err != nil {
+			return nil, err
+		}
+	}
 	sinks := atoi(extra[ExtraSinks])
 	if sinks > 0 && eq.Counters == nil {
 		return nil, fmt.Errorf("chaos: %d sinks need a counter file (%s)", sinks, ExtraCounters)
@@ -119,6 +126,39 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 		go report(sys, n, eq.Counters, sinks) // ends when the system stops
 	}
 	return eq, nil
+}
+
+// spawnCalls is the "spawn_calls" function: Echo{Text: "<node> <fn>", N:
+// n, From: ms} starts n concurrent calls of fn on node (argument
+// Sleep{Millis: ms}, default 60000),
+// each from its own sender, and returns at once; how each ends is
+// counted in ctr (CallsEnded, CallsNodeDown, CallsOther, CallsLastEnd).
+func spawnCalls(sys *actor.System, ctr *Counters) actor.Handler {
+	return func(_ context.Context, arg proto.Message) (proto.Message, error) {
+		e := arg.(*testpb.Echo)
+		node, fn, ok := strings.Cut(e.Text, " ")
+		if !ok {
+			return nil, actor.Reject("bad_arg", "want \"<node> <fn>\"")
+		}
+		ms := int64(atoi(e.From))
+		if ms == 0 {
+			ms = 60_000
+		}
+		for range e.N {
+			go func() { // ends with the call: liveness ends it when node goes
+				_, err := sys.NewSender().Call(context.Background(), node, fn, &testpb.Sleep{Millis: ms})
+				switch {
+				case errors.Is(err, actor.ErrNodeDown) && actor.Outcome(err) == actor.MayHaveExecuted:
+					ctr.Add(CallsNodeDown, 1)
+				default:
+					ctr.Add(CallsOther, 1)
+				}
+				ctr.Max(CallsLastEnd, time.Now().UnixMilli())
+				ctr.Add(CallsEnded, 1)
+			}()
+		}
+		return &testpb.Echo{N: e.N}, nil
+	}
 }
 
 // report writes the node's vitals to its counters until sys stops.

@@ -4,27 +4,30 @@ package chaos
 
 import (
 	"net"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/faultnet"
+	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )
 
-// partnet is four nodes in the test process. a floods b with sends; d
+// partnet is four nodes: b in a child process, the rest in the test
+// process. a floods b with sends; d
 // and b call each other; every connection between a, b and d goes
 // through the fault proxy in front of the node dialed (each node
 // advertises its proxy), so faulting the proxies cuts b off from a and d.
 // c reaches everyone directly: the bystander that must keep serving.
 type partnet struct {
-	a, b, c, d *node
-	px         map[string]*faultnet.Proxy // in front of a, b and d
-	bCtr       *Counters
-	ports      map[string]int // real listening ports
+	a, c, d *node
+	bChild  *testnode.Child
+	px      map[string]*faultnet.Proxy // in front of a, b and d
+	bCtr    *Counters
+	ports   map[string]int // real listening ports
 }
 
 func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
@@ -42,10 +45,8 @@ func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
 		return remote.Config{Listen: addr(pn.ports[name]), Advertise: pn.px[name].Addr(), Seeds: seeds,
 			HeartbeatInterval: hb, HeartbeatMisses: misses, HandshakeTimeout: time.Second, DialTimeout: time.Second}
 	}
-	bExtra := floodSinkExtra()
-	bExtra[ExtraCounters] = filepath.Join(t.TempDir(), "b.counters")
-	pn.b = startLocal(t, "b", cfg("b"), bExtra)
-	pn.bCtr = pn.b.eq.Counters
+	pn.bChild, pn.bCtr = startChild(t, testnode.Options{Name: "b", Listen: addr(pn.ports["b"]), Advertise: pn.px["b"].Addr(),
+		Heartbeat: hb, Misses: misses, Extra: floodSinkExtra()})
 	pn.a = startLocal(t, "a", cfg("a", "b="+pn.px["b"].Addr()), nil)
 	pn.d = startLocal(t, "d", cfg("d", "b="+pn.px["b"].Addr()), nil)
 	pn.c = startLocal(t, "c", remote.Config{HeartbeatInterval: hb, HeartbeatMisses: misses,
@@ -54,8 +55,11 @@ func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
 		require.NoError(t, x.n.Connect(ctxFor(t, 10*time.Second), "b", ""))
 		waitPoolOf(t, x, "b")
 	}
-	require.NoError(t, pn.b.n.Connect(ctxFor(t, 10*time.Second), "d", ""))
-	waitPoolOf(t, pn.b, "d")
+	// b learns d's address (its proxy) from d's hello, and builds its pool.
+	eventually(t, 20*time.Second, "b's pool to d", func() bool {
+		v, err := pn.d.sys.Call(ctxFor(t, 5*time.Second), "b", "call_node", &testpb.Echo{Text: "d echo", N: 1})
+		return err == nil && v.(*testpb.Echo).N == 1
+	})
 	for _, n := range []string{"a", "b", "d"} {
 		require.NoError(t, pn.c.n.Connect(ctxFor(t, 10*time.Second), n, ""))
 	}

@@ -71,6 +71,9 @@ func (s *orderedSink) Receive(c *actor.Context) {
 	last := s.last[from] // 0 when new: sequences start at 1
 	switch {
 	case e.N <= last:
+		if s.ctr.Load(OutOfOrder) < 5 { // the first few, for the log
+			c.Logger().Error("chaos: out of order", "from", from.String(), "last", last, "got", e.N)
+		}
 		s.ctr.Add(OutOfOrder, 1)
 	case e.N > last+1:
 		s.ctr.Add(Gaps, e.N-last-1)

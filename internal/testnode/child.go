@@ -37,6 +37,7 @@ type Options struct {
 	Heartbeat time.Duration // remote.Config.HeartbeatInterval (0 default)
 	Misses    int
 	Listen    string // default 127.0.0.1:0
+	Advertise string // remote.Config.Advertise (e.g. a fault proxy in front of it)
 	LogLevel  string // "debug", "info", "warn" (default)
 	Extra     map[string]string
 	// Consul, when set, is the agent address: the node uses Consul
@@ -137,6 +138,7 @@ func SetChildHook(f func(*actor.System, *remote.Node, Options) error) { childHoo
 func RemoteConfig(o Options) remote.Config {
 	return remote.Config{
 		Listen:            o.Listen,
+		Advertise:         o.Advertise,
 		Cookie:            o.Cookie,
 		Seeds:             o.Seeds,
 		PoolSize:          o.PoolSize,
