@@ -45,8 +45,18 @@ type Series struct {
 // of its middle third (the first third is warm-up) and returns the
 // relative growth: 0.1 is 10% more at the end. It needs 3 samples.
 func Flatness(s []Sample, value func(Sample) float64) float64 {
-	if len(s) < 3 {
+	mid, end := thirds(s, value)
+	if mid == 0 {
 		return 0
+	}
+	return end/mid - 1
+}
+
+// thirds returns the means of the middle and last thirds of a series (0
+// with fewer than 3 samples).
+func thirds(s []Sample, value func(Sample) float64) (mid, end float64) {
+	if len(s) < 3 {
+		return 0, 0
 	}
 	third := len(s) / 3
 	mean := func(xs []Sample) float64 {
@@ -56,11 +66,7 @@ func Flatness(s []Sample, value func(Sample) float64) float64 {
 		}
 		return sum / float64(len(xs))
 	}
-	mid, end := mean(s[third:2*third]), mean(s[2*third:])
-	if mid == 0 {
-		return 0
-	}
-	return end/mid - 1
+	return mean(s[third : 2*third]), mean(s[2*third:])
 }
 
 // MiB formats bytes as mebibytes with one decimal.
