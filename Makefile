@@ -5,19 +5,26 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-short vet fmt-check demo demo-patterns demo-cluster failover fuzz bench-actor bench-remote tidy-check clean
+.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster failover fuzz bench-actor bench-remote tidy-check clean
 
-## test: vet, gofmt check, and every test with -race (Consul tests against a real dev agent)
+## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos suite without its soak
 test: vet fmt-check
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	scripts/chaos.sh
+
+## test-chaos: the reliability suite, every fault scenario and the 10-minute soak; one summary line per scenario (docs/RELIABILITY.md)
+CHAOS_SOAK ?= 10m
+test-chaos: vet fmt-check
+	scripts/chaos.sh -chaos.soak=$(CHAOS_SOAK)
 
 ## test-short: the unit tests only, no Consul agent, no -race
 test-short:
 	$(GO) test -short $(PKGS)
 
-## vet: go vet
+## vet: go vet (the chaos suite's build tag included)
 vet:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags chaos ./chaos
 
 ## fmt-check: fail if gofmt would change a file
 fmt-check:
@@ -45,6 +52,7 @@ FUZZTIME ?= 1m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzFrameDecoder$$' -fuzztime $(FUZZTIME) ./remote
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshake$$' -fuzztime $(FUZZTIME) ./remote
+	$(GO) test -run '^$$' -fuzz '^FuzzEnvelope$$' -fuzztime $(FUZZTIME) ./remote
 
 ## bench-actor: local actor benchmarks (compare runs with benchstat)
 bench-actor:

@@ -48,10 +48,9 @@ func TestConsulAgentRestartUnderLoad(t *testing.T) {
 	waitPoolOf(t, a, "b")
 	waitPoolOf(t, d, "b")
 	led := openLedger(a, "b")
-	f := startFlood(a.sys, 500, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 500, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	var calls callLog
-	stop := make(chan struct{})
-	callers := startCallers(d.sys, 10, "b", &calls, stop)
+	stop, callers := startCallers(t, d.sys, 10, "b", &calls)
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return bCtr.Load(Delivered) >= 20_000 })
 
 	restartAt := time.Now()
@@ -66,7 +65,7 @@ func TestConsulAgentRestartUnderLoad(t *testing.T) {
 	// Past the observers' grace (2 x TTL) with the load on: nobody may be
 	// declared dead late.
 	eventually(t, 30*time.Second, "the grace period", func() bool { return time.Since(restartAt) > 3*ttl })
-	close(stop)
+	stop()
 	callersDone := waitGroupWithin(callers, 30*time.Second)
 	hung := f.halt(30 * time.Second)
 	bk := led.close(t, f.attempted())

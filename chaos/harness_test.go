@@ -19,6 +19,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -216,52 +217,73 @@ func selfRSS() int64 {
 // those of user messages (what the test sent, however the runtime
 // wrapped it: the message itself when a send was refused, a
 // *remote.Outgoing dropped by a proxy, nil for a frame a closing link
-// never wrote) and those of the runtime's own bookkeeping messages.
+// never wrote) and those of the runtime's own bookkeeping messages. The
+// hot path is lock-free: a refused flood makes millions.
 type deadTally struct {
-	mu     sync.Mutex // protects byType
-	byType map[string]int64
+	none, outgoing, echo atomic.Int64
+	mu                   sync.Mutex // protects others
+	others               map[string]int64
 }
 
 func tallyDeadLetters(sys *actor.System) *deadTally {
-	d := &deadTally{byType: map[string]int64{}}
+	d := &deadTally{others: map[string]int64{}}
 	sys.SubscribeDeadLetters(func(dl actor.DeadLetter) {
-		d.mu.Lock()
-		d.byType[fmt.Sprintf("%T", dl.Message)]++
-		d.mu.Unlock()
+		switch dl.Message.(type) {
+		case nil:
+			d.none.Add(1)
+		case *remote.Outgoing:
+			d.outgoing.Add(1)
+		case *testpb.Echo:
+			d.echo.Add(1)
+		default:
+			d.mu.Lock()
+			d.others[fmt.Sprintf("%T", dl.Message)]++
+			d.mu.Unlock()
+		}
 	})
 	return d
 }
 
-// of is the count for one message type ("<nil>", "*remote.Outgoing", ...).
+// of is the count for one message type ("<nil>", "*remote.Outgoing",
+// "*testpb.Echo", or another).
 func (d *deadTally) of(typ string) int64 {
+	switch typ {
+	case "<nil>":
+		return d.none.Load()
+	case "*remote.Outgoing":
+		return d.outgoing.Load()
+	case "*testpb.Echo":
+		return d.echo.Load()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.byType[typ]
+	return d.others[typ]
 }
 
-// user is the count of user messages, internals that of the rest (with
-// their types).
+// user is the count of user messages (other test messages included).
 func (d *deadTally) user() int64 {
-	n, _, _ := d.split()
+	n := d.none.Load() + d.outgoing.Load() + d.echo.Load()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, v := range d.others {
+		if strings.HasPrefix(k, "*testpb.") {
+			n += v
+		}
+	}
 	return n
 }
 
+// internals is the count of the runtime's own messages, with their types.
 func (d *deadTally) internals() (int64, string) {
-	_, n, s := d.split()
-	return n, s
-}
-
-func (d *deadTally) split() (user, internal int64, types string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for k, v := range d.byType {
-		switch {
-		case k == "<nil>" || k == "*remote.Outgoing" || strings.HasPrefix(k, "*testpb."):
-			user += v
-		default:
-			internal += v
-			types += fmt.Sprintf("%s:%d;", k, v)
+	var n int64
+	var types []string
+	for k, v := range d.others {
+		if !strings.HasPrefix(k, "*testpb.") {
+			n += v
+			types = append(types, fmt.Sprintf("%s:%d", k, v))
 		}
 	}
-	return user, internal, strings.TrimSuffix(types, ";")
+	return n, strings.Join(types, ";")
 }

@@ -105,7 +105,7 @@ func killCalls(t *testing.T, pooled bool) {
 	sc := newScenario(t, "kill-calls-"+pathName(pooled))
 	cl := newCluster(t, clusterOpts{pooled: pooled})
 	a := cl.a
-	probe := startProber(a.sys, "c", 10*time.Millisecond)
+	probe := startProber(t, a.sys, "c", 10*time.Millisecond)
 	rss0 := selfRSS()
 	before := a.n.Stats()
 

@@ -58,11 +58,11 @@ func killFlood(t *testing.T, pooled bool) {
 	_, bPort, err := net.SplitHostPort(cl.b.Addr)
 	require.NoError(t, err)
 	port, _ := strconv.Atoi(bPort)
-	probe := startProber(a.sys, "c", 10*time.Millisecond)
+	probe := startProber(t, a.sys, "c", 10*time.Millisecond)
 	rss0 := selfRSS()
 	led := openLedger(a, "b")
 
-	f := startFlood(a.sys, floodWriters, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, floodWriters, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	eventually(t, 60*time.Second, "the flood under way", func() bool { return cl.bCtr.Load(Delivered) >= 200_000 })
 	require.NoError(t, cl.b.Signal(syscall.SIGSTOP))
 	frozen := time.Now()
@@ -72,6 +72,13 @@ func killFlood(t *testing.T, pooled bool) {
 		return q
 	})
 	freeze := time.Since(frozen)
+	writtenAtFreeze := led.writtenNow()
+	if kernel == 0 {
+		st := a.n.Stats()
+		t.Logf("DEBUG kernel empty at freeze: links=%d peers=%d sentNative=%d pooled=%d unsent=%d bytesOut=%d written=%d bRecv=%d", st.Links, st.Peers, st.SentNative, st.SentPooled, st.DroppedUnsent, st.BytesOut, writtenAtFreeze, cl.bCtr.Load(Received))
+		q1, _ := KernelQueues(port)
+		t.Logf("DEBUG again: %d; sockets: %s", q1, socketsOf(port))
+	}
 	bRecv, bQueued := cl.bCtr.Load(Received), cl.bCtr.Load(Queued)
 	bRSS := cl.bCtr.Load(Resident)
 	atKill := f.attempted()
@@ -100,6 +107,7 @@ func killFlood(t *testing.T, pooled bool) {
 	sc.set("delivered", delivered)
 	sc.set("b_dead_letters", bDead)
 	sc.set("lost_with_b", lost)
+	sc.set("written_at_freeze", writtenAtFreeze)
 	sc.set("b_received_at_freeze", bRecv)
 	sc.set("b_queued_at_freeze", bQueued)
 	sc.set("kernel_queued_kib", kernel>>10)

@@ -25,6 +25,14 @@ func openLedger(a *node, peer string) *ledger {
 	return &ledger{n: a.n, peer: peer, st0: a.n.Stats(), ps0: a.n.PoolStatsFor(peer).Messages.Load(), dl: tallyDeadLetters(a.sys)}
 }
 
+// writtenNow is what the node has handed to the kernel toward the peer
+// so far (a native frame still in a link's buffer counts until the link
+// drops it).
+func (l *ledger) writtenNow() int64 {
+	st := l.n.Stats()
+	return int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0) + int64(st.SentNative-l.st0.SentNative) - int64(st.DroppedUnsent-l.st0.DroppedUnsent)
+}
+
 // books are the sender's side of a flood, once it is over.
 type books struct {
 	attempted    int64 // Send calls made

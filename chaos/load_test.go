@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -27,8 +28,10 @@ type flood struct {
 }
 
 // startFlood starts writers; writer i sends to the sink to(i) names.
-func startFlood(sys *actor.System, writers int, pace time.Duration, to func(i int) (node, name string)) *flood {
+// They are halted when the test ends, if the test did not halt them.
+func startFlood(t testing.TB, sys *actor.System, writers int, pace time.Duration, to func(i int) (node, name string)) *flood {
 	f := &flood{seqs: make([]atomic.Int64, writers)}
+	t.Cleanup(func() { f.halt(30 * time.Second) }) // before the nodes stop
 	for i := range writers {
 		f.wg.Add(1)
 		f.running.Add(1)
@@ -192,6 +195,7 @@ func (c *classes) String() string {
 // prober calls echo on a node every few milliseconds from its own sender
 // and keeps the figures: a node that must keep serving.
 type prober struct {
+	once       sync.Once
 	ok, failed atomic.Int64
 	maxLat     atomic.Int64 // ns
 	lastErr    atomic.Value // error
@@ -199,8 +203,9 @@ type prober struct {
 	done       chan struct{}
 }
 
-func startProber(sys *actor.System, node string, every time.Duration) *prober {
+func startProber(t testing.TB, sys *actor.System, node string, every time.Duration) *prober {
 	p := &prober{stop: make(chan struct{}), done: make(chan struct{})}
+	t.Cleanup(p.halt) // before the nodes stop, if the test did not
 	h := sys.NewSender()
 	go func() {
 		defer close(p.done)
@@ -230,8 +235,9 @@ func startProber(sys *actor.System, node string, every time.Duration) *prober {
 	return p
 }
 
+// halt stops the prober and waits for it. Idempotent.
 func (p *prober) halt() {
-	close(p.stop)
+	p.once.Do(func() { close(p.stop) })
 	<-p.done
 }
 

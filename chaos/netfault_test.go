@@ -22,7 +22,7 @@ func TestDelay(t *testing.T) {
 	pn := newPartnet(t, partHB, partMisses)
 	a, d := pn.a, pn.d
 	led := openLedger(a, "b")
-	f := startFlood(a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return pn.bCtr.Load(Delivered) >= 20_000 })
 	pn.each(func(p *faultnet.Proxy) { p.Delay(faultnet.Both, delay) })
 	start := time.Now()
@@ -77,10 +77,9 @@ func TestReset(t *testing.T) {
 	pn := newPartnet(t, partHB, partMisses)
 	a, d := pn.a, pn.d
 	led := openLedger(a, "b")
-	f := startFlood(a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	var calls callLog
-	stop := make(chan struct{})
-	callers := startCallers(d.sys, 20, "b", &calls, stop)
+	stop, callers := startCallers(t, d.sys, 20, "b", &calls)
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return pn.bCtr.Load(Delivered) >= 20_000 })
 	var recoveries []time.Duration
 	var killed int
@@ -97,7 +96,7 @@ func TestReset(t *testing.T) {
 		base := pn.bCtr.Load(Delivered)
 		eventually(t, 30*time.Second, "the flood delivering again", func() bool { return pn.bCtr.Load(Delivered) > base+20_000 })
 	}
-	close(stop)
+	stop()
 	callersDone := waitGroupWithin(callers, 30*time.Second)
 	hung := f.halt(30 * time.Second)
 	bk := led.close(t, f.attempted())

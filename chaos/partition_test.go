@@ -49,9 +49,9 @@ func cut(t *testing.T, name string, fault func(p *faultnet.Proxy, toB bool)) {
 	sc := newScenario(t, name)
 	pn := newPartnet(t, partHB, partMisses)
 	a, d, bCtr := pn.a, pn.d, pn.bCtr
-	probes := []*prober{startProber(a.sys, "c", 10*time.Millisecond), startProber(pn.c.sys, "b", 10*time.Millisecond)}
+	probes := []*prober{startProber(t, a.sys, "c", 10*time.Millisecond), startProber(t, pn.c.sys, "b", 10*time.Millisecond)}
 	led := openLedger(a, "b")
-	f := startFlood(a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	// The calls sleep 8 s: they outlive the fault's detection, and end
 	// before the nodes stop (a callee keeps running a call whose caller
 	// lost its link; only the caller's incarnation ending cancels it).

@@ -40,9 +40,14 @@ func (l *callLog) add(c call) {
 }
 
 // startCallers runs n goroutines on sys, each calling whoami on node in a
-// loop with its own sender, until stop closes.
-func startCallers(sys *actor.System, n int, node string, log *callLog, stop chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
+// loop with its own sender, until the returned stop function is called
+// (at the latest when the test ends).
+func startCallers(t testing.TB, sys *actor.System, n int, node string, log *callLog) (stop func(), wg *sync.WaitGroup) {
+	wg = new(sync.WaitGroup)
+	done := make(chan struct{})
+	var once sync.Once
+	stop = func() { once.Do(func() { close(done) }) }
+	t.Cleanup(func() { stop(); wg.Wait() })
 	for range n {
 		wg.Add(1)
 		go func() {
@@ -50,7 +55,7 @@ func startCallers(sys *actor.System, n int, node string, log *callLog, stop chan
 			h := sys.NewSender()
 			for {
 				select {
-				case <-stop:
+				case <-done:
 					return
 				default:
 				}
@@ -63,7 +68,7 @@ func startCallers(sys *actor.System, n int, node string, log *callLog, stop chan
 			}
 		}()
 	}
-	return &wg
+	return stop, wg
 }
 
 func freePort(t *testing.T) int {
@@ -108,10 +113,9 @@ func TestRestartUnderLoad(t *testing.T) {
 	g0 := runtime.NumGoroutine()
 	led := openLedger(a, "b")
 
-	f := startFlood(a.sys, 500, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 500, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	var calls callLog
-	stopCallers := make(chan struct{})
-	callers := startCallers(d.sys, 20, "b", &calls, stopCallers)
+	stopCallers, callers := startCallers(t, d.sys, 20, "b", &calls)
 	var staleSent, staleRefused int
 	var recoveries []time.Duration
 	for k := range restarts {
@@ -143,7 +147,7 @@ func TestRestartUnderLoad(t *testing.T) {
 		_, err := d.sys.Call(ctxFor(t, 5*time.Second), "b", "whoami", &testpb.Echo{})
 		return err == nil
 	})
-	close(stopCallers)
+	stopCallers()
 	callersDone := waitGroupWithin(callers, 30*time.Second)
 	hungWriters := f.halt(30 * time.Second)
 	bk := led.close(t, f.attempted()+int64(staleSent)) // stale sends are refused and counted too

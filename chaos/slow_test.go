@@ -102,7 +102,7 @@ func slowConsumer(t *testing.T, name, sinkPolicy, proxyPolicy string) {
 	led := openLedger(a, "b")
 	st0 := a.n.Stats()
 	smp := startSampler(cl.bCtr, 250*time.Millisecond)
-	f := startFlood(a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % 10) })
+	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % 10) })
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return cl.bCtr.Load(Delivered) >= 20_000 })
 
 	gate("close")

@@ -38,11 +38,11 @@ func TestStopCont(t *testing.T) {
 	require.NoError(t, d.n.Connect(ctxFor(t, 10*time.Second), "b", ""))
 	_, bPort, _ := net.SplitHostPort(b.Addr)
 	port, _ := strconv.Atoi(bPort)
-	probe := startProber(a.sys, "c", 10*time.Millisecond)
+	probe := startProber(t, a.sys, "c", 10*time.Millisecond)
 	rss0 := selfRSS()
 	led := openLedger(a, "b")
 
-	f := startFlood(a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
+	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % floodSinks) })
 	results := startCalls(d.sys, calls, "b", "sleep", func(int) proto.Message { return &testpb.Sleep{Millis: 5000} })
 	eventually(t, 30*time.Second, "the calls running on b", func() bool { return running(d.sys, "b") == calls })
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return cl.bCtr.Load(Delivered) >= 20_000 })
