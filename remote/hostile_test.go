@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/testutil"
+
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
@@ -18,23 +20,6 @@ import (
 )
 
 // TestMain (goleak, child nodes) is in remote_test.go: one per binary.
-
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startNode starts an in-process node with the echo function.
 func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
@@ -57,21 +42,6 @@ func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *lo
 		require.NoError(t, sys.Stop(ctx))
 	})
 	return sys, n, logs
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // rawPeer completes a real handshake with n and returns the connection,
@@ -362,4 +332,11 @@ func (smallBuffers) Dial(ctx context.Context, addr string) (net.Conn, error) {
 		_ = c.(*net.TCPConn).SetWriteBuffer(4096)
 	}
 	return c, err
+}
+
+type logSink = testutil.LogBuffer
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }
