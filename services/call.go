@@ -132,13 +132,13 @@ func (c *callState) run(ctx context.Context) (proto.Message, error) {
 		if !s.clock.Now().Add(pause).Before(c.deadline) {
 			return nil, c.fail(ReasonBudget, err, nil)
 		}
+		s.stats.retry(c.service, c.fn, retryReason(err, deadlineHit))
 		if serr := c.sleep(ctx, pause); serr != nil {
 			if ctx.Err() != nil {
 				return nil, c.fail(ReasonContext, err, ctx.Err())
 			}
 			return nil, c.fail(ReasonStopped, err, nil)
 		}
-		s.stats.retry(c.service, c.fn, retryReason(err, deadlineHit))
 		if found != nil {
 			avoid = cand.e.node
 		}

@@ -131,8 +131,8 @@ func (s *Services) apply(node string, inc uint64, draining bool, meta map[string
 	for _, err := range errs {
 		s.log.Warn("ignoring a service announcement", "node", node, "err", err)
 	}
-	if e != nil && e.marker {
-		s.sendAckWhenIdle(e)
+	if e != nil && e.marker && len(e.recs) > 0 {
+		s.sendAckWhenIdle(e) // only providers wait for acks
 	}
 }
 
