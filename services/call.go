@@ -170,8 +170,8 @@ func (c *callState) attempt(ctx context.Context, cand candidate) (proto.Message,
 		res, err = c.s.sys.Call(actx, cand.e.node, name, c.arg)
 	}
 	hit := err != nil && ctx.Err() == nil && actx.Err() != nil
-	if hit {
-		err = fmt.Errorf("the provider's declared deadline of %v passed (a wedged handler?): %w", d, err)
+	if ae, ok := err.(*actor.Error); hit && ok {
+		ae.Err = fmt.Errorf("the provider's declared deadline of %v passed (a wedged handler?): %w", d, ae.Err)
 	}
 	return res, hit, err
 }

@@ -38,11 +38,11 @@ func (e *LookupError) detail() string {
 	case errors.Is(e.Err, actor.ErrNoService):
 		b.WriteString("no such service: no node announces it (provider down, not started yet, withdrawn, or in another cluster)")
 	case errors.Is(e.Err, actor.ErrNoVersion):
-		b.WriteString("no compatible version: providers have " + strings.Join(e.Seen, ", "))
+		b.WriteString("no compatible version: providers have " + strings.Join(e.Seen, "; "))
 	case errors.Is(e.Err, actor.ErrNoFunction):
-		b.WriteString("no such function in any compatible provider: " + strings.Join(e.Seen, ", "))
+		b.WriteString("no such function in any compatible provider: " + strings.Join(e.Seen, "; "))
 	case errors.Is(e.Err, actor.ErrDraining):
-		b.WriteString("every compatible provider is draining for a stop: " + strings.Join(e.Seen, ", "))
+		b.WriteString("every compatible provider is draining for a stop: " + strings.Join(e.Seen, "; "))
 	default:
 		b.WriteString(e.Err.Error())
 	}
@@ -79,19 +79,19 @@ const (
 func (r Reason) String() string {
 	switch r {
 	case ReasonExecuted:
-		return "executed: the provider ran it and answered; never retried"
+		return "not retried: the provider ran it"
 	case ReasonNotIdempotent:
-		return "not retried: the function is not idempotent and the attempt may have executed"
+		return "not retried: the function is not idempotent"
 	case ReasonBudget:
-		return "retry budget used up"
+		return "stopped: retry budget used up"
 	case ReasonAttempts:
-		return "max attempts reached"
+		return "stopped: max attempts reached"
 	case ReasonContext:
-		return "the caller's ctx ended"
+		return "stopped: the caller's ctx ended"
 	case ReasonStopped:
-		return "this node's services stopped"
+		return "stopped: this node's services stopped"
 	case ReasonPermanent:
-		return "not retried: the argument cannot travel (bad message)"
+		return "not retried: the argument cannot travel"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -139,11 +139,7 @@ func (e *CallError) Error() string {
 	if wrapped = wrapped && ae.Op == opServiceCall; wrapped {
 		last = ae.Err // our outcome wrapper: show what happened
 	}
-	if le, ok := last.(*LookupError); ok {
-		b.WriteString("lookup failed: " + le.detail())
-	} else if last != nil {
-		b.WriteString(strings.TrimPrefix(last.Error(), "mailroom: "))
-	}
+	b.WriteString(describeErr(last))
 	n := len(e.Attempts)
 	var took time.Duration
 	if n > 1 {
@@ -153,7 +149,7 @@ func (e *CallError) Error() string {
 	if n > 1 {
 		fmt.Fprintf(&b, ", the last %v after the first", took)
 	}
-	b.WriteString("; stopped: " + e.Reason.String())
+	b.WriteString("; " + e.Reason.String())
 	if e.Reason == ReasonBudget {
 		fmt.Fprintf(&b, " (%v from the first attempt)", e.Budget)
 	}
@@ -183,4 +179,42 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// describeErr is an attempt's error without what the CallError already
+// says (operation, node, incarnation): the reason and what it means.
+func describeErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	if le, ok := err.(*LookupError); ok {
+		return "lookup failed: " + le.detail()
+	}
+	if ae, ok := err.(*actor.Error); ok {
+		return strings.TrimPrefix(ae.Err.Error(), "mailroom: ") + ": " + advice(ae.Outcome)
+	}
+	var re *actor.RemoteError
+	if errors.As(err, &re) {
+		code := ""
+		if re.Code != "" {
+			code = " [" + re.Code + "]"
+		}
+		return "rejected" + code + ": " + re.Message + ": executed"
+	}
+	var pe *actor.PanicError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("panicked: %v: executed", pe.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "mailroom: ")
+}
+
+// advice is what an outcome means for the caller (actor's wording).
+func advice(o actor.Execution) string {
+	switch o {
+	case actor.NotExecuted:
+		return "not executed; safe to retry"
+	case actor.MayHaveExecuted:
+		return "may have executed; check before retrying"
+	}
+	return "executed"
 }
