@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-short vet fmt-check demo demo-patterns failover fuzz bench-actor bench-remote tidy-check clean
+.PHONY: test test-short vet fmt-check demo demo-patterns demo-services failover fuzz bench-actor bench-remote tidy-check clean
 
 ## test: vet, gofmt check, and every test with -race (Consul tests against a real dev agent)
 test: vet fmt-check
@@ -31,6 +31,10 @@ demo:
 ## demo-patterns: every group call pattern on three nodes (two child processes)
 demo-patterns:
 	$(GO) run ./examples/patterns
+
+## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
+demo-services:
+	$(GO) run ./examples/services
 
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:
