@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -36,7 +37,13 @@ func TestMain(m *testing.M) {
 //	unregister  comma-separated "<service>@<major>:<fn>": announced but
 //	            not registered, so calls fail with ErrNoFunction
 //	ackwait     Config.DrainAckWait
+//	pools       non-empty: start a proxy pool (the pooled path)
 func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
+	if o.Extra["pools"] != "" {
+		if _, err := proxypool.Start(n, proxypool.Config{}); err != nil {
+			return err
+		}
+	}
 	cfg := Config{}
 	if d, err := time.ParseDuration(o.Extra["ackwait"]); err == nil {
 		cfg.DrainAckWait = d
@@ -205,7 +212,17 @@ type client struct {
 
 func newClient(t *testing.T, name string, cfg Config) *client {
 	t.Helper()
+	return newClientPools(t, name, cfg, false)
+}
+
+// newClientPools is newClient, with a proxy pool when pools is set.
+func newClientPools(t *testing.T, name string, cfg Config, pools bool) *client {
+	t.Helper()
 	sys, n := testnode.Local(t, testnode.Options{Name: name})
+	if pools {
+		_, err := proxypool.Start(n, proxypool.Config{})
+		require.NoError(t, err)
+	}
 	svc, err := Start(n, cfg)
 	require.NoError(t, err)
 	return &client{sys: sys, node: n, svc: svc}

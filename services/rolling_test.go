@@ -16,13 +16,22 @@ import (
 // TestRollingRestart: a service on two nodes, each replaced in turn by a
 // node with a NEW name (start the new one, then stop the old one
 // gracefully), while a client calls a non-idempotent function 1,000
-// times in a loop. No call fails and no id is recorded twice.
+// times in a loop. No call fails and no id is recorded twice; over the
+// native path and over proxy pools.
 func TestRollingRestart(t *testing.T) {
+	t.Run("native", func(t *testing.T) { testRollingRestart(t, false) })
+	t.Run("pooled", func(t *testing.T) { testRollingRestart(t, true) })
+}
+
+func testRollingRestart(t *testing.T, pools bool) {
 	const calls = 1000
 	dir := t.TempDir()
 	spec := "ledger@1.0.0;b20s,p5ms,x50ms;append"
 	extra := map[string]string{"dir": dir, "work": "1ms"}
-	c := newClient(t, "client", Config{})
+	if pools {
+		extra["pools"] = "1"
+	}
+	c := newClientPools(t, "client", Config{}, pools)
 	a1 := c.provider(t, "ledger-a1", extra, spec)
 	b1 := c.provider(t, "ledger-b1", extra, spec)
 
@@ -66,6 +75,9 @@ func TestRollingRestart(t *testing.T) {
 		served[res.(*testpb.Echo).From]++
 	}
 	t.Logf("served: %v; retries: %v", served, c.svc.Retries())
+	if pools {
+		require.NotZero(t, c.node.PoolStatsFor("ledger-a2").Messages.Load(), "calls went through a pool")
+	}
 	require.Empty(t, failures, "calls failed")
 
 	// Every id ran exactly once, across all four providers.
