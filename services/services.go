@@ -55,7 +55,9 @@ type provided struct {
 // Start attaches the services layer to node (and its System). It
 // announces that this node runs services, learns what the other nodes
 // provide from discovery and their links, and from now on takes part in
-// graceful drains. Call it once per node, after remote.Start.
+// graceful drains. Call it once per node, after remote.Start. If only
+// the announcement through discovery fails, the layer runs (the links
+// got it) and the error says so.
 func Start(node *remote.Node, cfg Config) (*Services, error) {
 	sys := node.System()
 	cfg, err := cfg.withDefaults(sys.Logger())

@@ -1,10 +1,12 @@
 package services
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -121,4 +123,24 @@ func TestMetaRoundTrip(t *testing.T) {
 	}
 	_, err = encodeMeta(many, 1)
 	require.ErrorContains(t, err, "svc"+strings.Repeat("x", 58)+"@1.0.0")
+}
+
+// TestCallErrorOutcome: when an earlier attempt may have executed and the
+// last did not, the whole call reads as may-have-executed; the last
+// error and the caller's ctx error stay reachable.
+func TestCallErrorOutcome(t *testing.T) {
+	c := &callState{s: &Services{stats: newStats()}, service: "ledger", want: Major(1), fn: "get", mayHave: true}
+	c.pol.Budget = time.Second
+	c.attempts = []Attempt{{Node: "a"}, {Node: "b"}}
+	err := c.fail(ReasonContext, actor.NewError("call", "b", 1, "get", actor.ErrNotSent), context.Canceled)
+	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err))
+	require.ErrorIs(t, err, actor.ErrNotSent)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "not sent: not executed; safe to retry [2 attempts, the last 0s after the first; stopped: the caller's ctx ended; an earlier attempt may have executed: check before retrying]")
+
+	// Without an earlier may-have-executed attempt the last one decides.
+	c.mayHave = false
+	err = c.fail(ReasonBudget, actor.NewError("call", "b", 1, "get", actor.ErrNotSent), nil)
+	require.Equal(t, actor.NotExecuted, actor.Outcome(err))
+	require.NotContains(t, err.Error(), "earlier attempt")
 }
