@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-short vet fmt-check demo demo-patterns demo-cluster failover fuzz bench-actor bench-remote tidy-check clean
+.PHONY: test test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote tidy-check clean
 
 ## test: vet, gofmt check, and every test with -race (Consul tests against a real dev agent)
 test: vet fmt-check
@@ -35,6 +35,10 @@ demo-patterns:
 ## demo-cluster: three nodes on one Consul agent; one is killed and comes back as a new incarnation
 demo-cluster:
 	scripts/consul.sh run -- $(GO) run ./examples/cluster
+
+## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
+demo-services:
+	$(GO) run ./examples/services
 
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:
