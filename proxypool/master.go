@@ -111,16 +111,16 @@ func (ms *master) build(c *actor.Context) {
 	ms.building = true
 	ms.gen++
 	gen, self, sys, m, node := ms.gen, c.Self(), c.System(), ms.m, ms.node
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	if !m.goOwned(func() {
 		links, inc, err := m.dialPool(node)
 		if sys.Inject(self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
 			for _, l := range links {
 				l.Close(errors.New("connection master gone"))
 			}
 		}
-	}()
+	}) {
+		ms.building = false
+	}
 }
 
 // dialPool links to the peer's current incarnation and dials one pool

@@ -1,6 +1,7 @@
 package proxypool
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -34,12 +35,12 @@ func (p *proxy) Receive(c *actor.Context) {
 	switch c.Message().(type) {
 	case actor.Started:
 		self, sys, closed := c.Self(), c.System(), p.link.Closed()
-		p.m.wg.Add(1)
-		go func() {
-			defer p.m.wg.Done()
+		if !p.m.goOwned(func() {
 			<-closed
 			_ = sys.Inject(self, linkClosed{}) // fails harmlessly if we are gone
-		}()
+		}) {
+			c.Exit(errors.New("proxypool: the remote layer has closed"))
+		}
 	case linkClosed:
 		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
 	case actor.Stopped:

@@ -178,7 +178,7 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" })
+		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" }, nil)
 		if err == nil {
 			accepted <- c
 		}
@@ -285,7 +285,7 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
-		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }); err == nil {
+		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }, nil); err == nil {
 			accepted <- c
 		}
 	}()

@@ -68,7 +68,7 @@ func (n *Node) handle(l *link, el *Element) error {
 	case KindControl:
 		n.inControl(l, el.Control)
 	case KindGoodbye:
-		go n.incarnationGone(l.peer, fmt.Errorf("%s left: %s", l.peer.name, el.Reason))
+		n.onGoodbye(l, el)
 		return errGoodbye
 	}
 	return nil
@@ -142,6 +142,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		cancel()
 		return // the caller's incarnation is gone: nobody to answer
 	}
+	l.owed.Add(1)
 	n.running.Add(1)
 	ctr := n.runningCounter(fn)
 	ctr.Add(1)
@@ -152,6 +153,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
 		p.untrack(id)
 		n.sendReply(l, id, res, err)
+		l.owed.Add(-1)
 	}()
 }
 
@@ -171,6 +173,11 @@ func (n *Node) inRequest(l *link, el *Element) {
 		n.refuse(l, el.ID, "request", target, actor.ErrDeadlineExceeded)
 		return
 	}
+	if n.isDraining() {
+		n.refuse(l, el.ID, "request", target, actor.ErrDraining)
+		return
+	}
+	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	if el.ToName != "" {
 		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, r)
@@ -179,6 +186,28 @@ func (n *Node) inRequest(l *link, el *Element) {
 	}
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+	}
+}
+
+// onGoodbye settles what was pending on l: after a clean goodbye every
+// call the peer took from l has been answered on l already, so those still
+// pending were never taken (not executed); otherwise they may have run.
+// The incarnation is gone when its last link ends.
+func (n *Node) onGoodbye(l *link, el *Element) {
+	p := l.peer
+	// From now on nothing new goes to this peer: the link refuses writes,
+	// and connect reports the peer as leaving.
+	if el.Clean {
+		l.goodbye.Store(goodbyeClean)
+	} else {
+		l.goodbye.Store(goodbyeUnclean)
+	}
+	p.mu.Lock()
+	p.leaving = true
+	p.mu.Unlock()
+	reason := fmt.Errorf("%s left: %s", p.name, el.Reason)
+	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {
+		n.stats.failedByLiveness.Add(uint64(failed))
 	}
 }
 
@@ -193,6 +222,7 @@ type remoteReplier struct {
 func (r *remoteReplier) Reply(msg any, err error) {
 	if r.done.CompareAndSwap(false, true) {
 		r.n.sendReply(r.l, r.id, msg, err)
+		r.l.owed.Add(-1)
 	}
 }
 

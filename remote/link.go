@@ -35,6 +35,7 @@ type link struct {
 	spare    []byte
 	seq      uint64 // frames appended
 	closed   bool
+	wclosed  bool // we said goodbye and half-closed: nothing more is written
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
@@ -44,6 +45,8 @@ type link struct {
 	flushed  atomic.Uint64 // frames whose write has begun (may have left)
 	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
 	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
+	owed     atomic.Int64  // calls and requests taken from this link and not yet answered
+	goodbye  atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen     uint64        // reads at the last check (liveness loop only)
 	lastSent atomic.Int64  // unix ns
 	stats    linkStats
@@ -112,7 +115,7 @@ func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Ui
 		<-room
 		l.mu.Lock()
 	}
-	if l.closed {
+	if l.closed || l.wclosed || l.goodbye.Load() != 0 {
 		l.mu.Unlock()
 		return 0, errLinkClosed
 	}
@@ -174,6 +177,9 @@ func (l *link) writeLoop() {
 		_, err := l.conn.Write(out)
 		l.wmu.Unlock()
 		if err != nil {
+			if l.writeClosed() {
+				continue // after our goodbye: keep reading until the peer hangs up
+			}
 			l.close(fmt.Errorf("write: %w", err))
 			return
 		}
@@ -273,6 +279,33 @@ func (l *link) countUnsent(b []byte, reason error) {
 		}
 		b = b[size:]
 	}
+}
+
+const (
+	goodbyeClean   int32 = 1
+	goodbyeUnclean int32 = 2
+)
+
+// halfClose ends our side of the connection (FIN, or TLS close_notify)
+// while the reader keeps reading, for a lingering close. Whatever would
+// be written afterwards (a refusal, a pong) is dropped quietly: the
+// goodbye already told the peer what it needs.
+func (l *link) halfClose() {
+	l.mu.Lock()
+	l.wclosed = true
+	l.buf = nil
+	l.mu.Unlock()
+	if cw, ok := l.conn.(interface{ CloseWrite() error }); ok {
+		l.wmu.Lock()
+		_ = cw.CloseWrite()
+		l.wmu.Unlock()
+	}
+}
+
+func (l *link) writeClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.wclosed
 }
 
 func (l *link) isClosed() bool {

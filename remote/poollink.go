@@ -105,6 +105,9 @@ func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 			case it.call != nil && !it.call.markSent():
 				// failed as not sent already; it must not run
 			default:
+				if it.call != nil {
+					it.call.sentOn.Store(pl.l)
+				}
 				keep = append(keep, it)
 			}
 		}
@@ -138,13 +141,16 @@ func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 // writeNow writes one frame synchronously, serialised with the writer
 // goroutine (heartbeats, cancels).
 func (l *link) writeNow(b []byte) error {
-	if l.isClosed() {
+	if l.isClosed() || l.writeClosed() {
 		return errLinkClosed
 	}
 	l.wmu.Lock()
 	_, err := l.conn.Write(b)
 	l.wmu.Unlock()
 	if err != nil {
+		if l.writeClosed() {
+			return errLinkClosed
+		}
 		err = fmt.Errorf("write: %w", err)
 		l.close(err)
 		return err

@@ -2,7 +2,6 @@ package services
 
 import (
 	"context"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -13,22 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Gaps found in other packages, kept as tests that fail today. They run
-// with MAILROOM_GAPS=1; services works around both (see the report in
-// the PR note and drain.go).
-func gap(t *testing.T) {
-	if os.Getenv("MAILROOM_GAPS") == "" {
-		t.Skip("documents a gap in the remote layer; run with MAILROOM_GAPS=1")
-	}
-}
+// Two gaps the services work found in the remote layer, now fixed there
+// and kept as regression tests of the remote layer alone (no services).
 
 // TestGapGoodbyeOvertakesRefusal: with the remote layer alone, a
-// graceful stop can fail calls that never ran as "node down" (may have
+// graceful stop could fail calls that never ran as "node down" (may have
 // executed). A call that reaches the stopping node after it queued its
 // goodbye is refused with ErrDraining, but the refusal travels behind the
 // goodbye, and the caller fails the call when it reads the goodbye.
 func TestGapGoodbyeOvertakesRefusal(t *testing.T) {
-	gap(t)
 	sys, n := testnode.Local(t, testnode.Options{Name: "client"})
 	var bad []string
 	for round := range 5 {
@@ -62,7 +54,6 @@ func TestGapGoodbyeOvertakesRefusal(t *testing.T) {
 // TestGapPeersListsGone: remote.Node.Peers (and Stats().Peers) still list
 // a peer incarnation after it is gone, while Peer says it is not there.
 func TestGapPeersListsGone(t *testing.T) {
-	gap(t)
 	_, n := testnode.Local(t, testnode.Options{Name: "client"})
 	ch := testnode.Start(t, testnode.Options{Name: "leaver"})
 	require.NoError(t, n.Connect(ctxT(t, 10*time.Second), "leaver", ch.Addr))
