@@ -127,9 +127,6 @@ func (n *Node) inCall(l *link, el *Element) {
 	case !ok:
 		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
 		return
-	case n.isDraining():
-		n.refuse(l, id, "call", fn, actor.ErrDraining)
-		return
 	case el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline:
 		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
 		return
@@ -138,12 +135,20 @@ func (n *Node) inCall(l *link, el *Element) {
 	if el.Deadline != 0 {
 		ctx, cancel = context.WithDeadline(context.Background(), time.Unix(0, el.Deadline))
 	}
+	// Admission and the drain meet under the node lock: once Drain has
+	// begun, no call starts (it is refused: not executed) and the
+	// shutdown's wait for running calls cannot race a late Add.
+	if !n.admitCall() {
+		cancel()
+		n.refuse(l, id, "call", fn, actor.ErrDraining)
+		return
+	}
 	if !p.track(id, cancel) {
 		cancel()
+		n.running.Done()
 		return // the caller's incarnation is gone: nobody to answer
 	}
 	l.owed.Add(1)
-	n.running.Add(1)
 	ctr := n.runningCounter(fn)
 	ctr.Add(1)
 	go func() {
@@ -209,6 +214,17 @@ func (n *Node) onGoodbye(l *link, el *Element) {
 	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {
 		n.stats.failedByLiveness.Add(uint64(failed))
 	}
+}
+
+// admitCall counts a call as running unless the node is draining.
+func (n *Node) admitCall() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.draining {
+		return false
+	}
+	n.running.Add(1)
+	return true
 }
 
 // remoteReplier answers a remote request once.
