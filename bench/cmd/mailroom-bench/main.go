@@ -47,6 +47,7 @@ func run() error {
 	skipRaw := flag.Bool("skip-raw", false, "skip the raw-TCP reference")
 	writers := flag.Int("writers", 0, "override every selected point's writers (exploration; the sets' points are the reported ones)")
 	perWriter := flag.Int("m", 0, "override every selected point's operations per writer")
+	pace := flag.Duration("pace", 0, "override every selected paced point's pace")
 	readme := flag.String("readme", "", "also replace the results section of this README")
 	flag.Parse()
 
@@ -57,7 +58,7 @@ func run() error {
 	if *name == "" {
 		*name = set.Name
 	}
-	o := harness.Options{Rounds: *rounds, ProfileDir: *profile, SkipRaw: *skipRaw, Command: commandLine(), Writers: *writers, PerWriter: *perWriter}
+	o := harness.Options{Rounds: *rounds, ProfileDir: *profile, SkipRaw: *skipRaw, Command: commandLine(), Writers: *writers, PerWriter: *perWriter, Pace: *pace}
 	if *only != "" {
 		if o.Only, err = regexp.Compile(*only); err != nil {
 			return err

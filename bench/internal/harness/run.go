@@ -22,8 +22,9 @@ type Options struct {
 	Rounds     int            // overrides the set's rounds when > 0
 	Command    string         // recorded in the result
 	SkipRaw    bool
-	Writers    int // if > 0, overrides every point's writers (exploration)
-	PerWriter  int // if > 0, overrides every point's operations per writer
+	Writers    int           // if > 0, overrides every point's writers (exploration)
+	PerWriter  int           // if > 0, overrides every point's operations per writer
+	Pace       time.Duration // if > 0, overrides every paced point's pace
 }
 
 // Harness runs points.
@@ -71,6 +72,9 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 			if o.PerWriter > 0 {
 				r.Spec.PerWriter = o.PerWriter
 			}
+			if o.Pace > 0 && r.Spec.Paced() {
+				r.Spec.Pace = o.Pace
+			}
 			runs = append(runs, r)
 		}
 	}
@@ -105,7 +109,7 @@ func summary(p report.Point) string {
 	}
 	fmt.Fprintf(&b, "  %.2fs", p.ElapsedS)
 	if p.IdealS > 0 {
-		fmt.Fprintf(&b, " (ideal %.0f)", p.IdealS)
+		fmt.Fprintf(&b, " (ideal %.3g)", p.IdealS)
 	}
 	fmt.Fprintf(&b, "  cpu %.2f s/M  wire %.0f B  rss %.0f+%.0f MB", p.CPUSPerMillion, p.WireBytesPerMsg, p.SenderRSSMB, p.ReceiverRSSMB)
 	if p.MeanBatch > 0 {

@@ -6,8 +6,8 @@ import (
 )
 
 func TestSpecArithmetic(t *testing.T) {
-	s := Spec{Op: OpSend, Path: PathPooled, Payload: "data", Writers: 100000, Pace: 250 * time.Millisecond, PerWriter: 32}
-	if s.IntendedPerS() != 400000 || s.Ideal() != 8*time.Second || s.Total() != 3_200_000 {
+	s := Spec{Op: OpSend, Path: PathPooled, Payload: "data", Writers: 100000, Pace: 2 * time.Second, PerWriter: 5}
+	if s.IntendedPerS() != 50000 || s.Ideal() != 10*time.Second || s.Total() != 500_000 {
 		t.Fatalf("intended %v ideal %v total %d", s.IntendedPerS(), s.Ideal(), s.Total())
 	}
 	u := s
