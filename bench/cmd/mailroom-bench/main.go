@@ -49,7 +49,12 @@ func run() error {
 	perWriter := flag.Int("m", 0, "override every selected point's operations per writer")
 	pace := flag.Duration("pace", 0, "override every selected paced point's pace")
 	readme := flag.String("readme", "", "also replace the results section of this README")
+	render := flag.String("render", "", "run nothing: re-render the report, plots (and README) from this results JSON")
 	flag.Parse()
+
+	if *render != "" {
+		return rerender(*render, *outDir, *readme)
+	}
 
 	set, err := spec.ByName(*setName)
 	if err != nil {
@@ -88,6 +93,30 @@ func run() error {
 		files = append(files, *readme)
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s (%.0f s)\n", strings.Join(files, ", "), res.WallS)
+	return nil
+}
+
+// rerender rebuilds a result's medians, targets, notes and files from its
+// recorded rounds.
+func rerender(path, outDir, readme string) error {
+	res, err := report.ReadJSON(path)
+	if err != nil {
+		return err
+	}
+	res.Points = report.Medians(res.Rounds)
+	res.Targets = report.ComputeTargets(res.Points, res.RawTCPMsgsPerS)
+	res.Notes = report.Notes()
+	files, err := report.WriteAll(res, outDir)
+	if err != nil {
+		return err
+	}
+	if readme != "" {
+		if err := report.SpliceReadme(readme, res, outDir); err != nil {
+			return err
+		}
+		files = append(files, readme)
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", strings.Join(files, ", "))
 	return nil
 }
 

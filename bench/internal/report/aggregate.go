@@ -78,6 +78,13 @@ func ComputeTargets(points []Point, rawMsgsPerS float64) Targets {
 			}
 		}
 	}
+	t.PooledMarginalKiBPerWriter = map[string]float64{}
+	series := pacedSeries(points, "send", "pooled")
+	for i := 1; i < len(series); i++ {
+		a, b := series[i-1], series[i]
+		grown := (b.SenderRSSMB + b.ReceiverRSSMB) - (a.SenderRSSMB + a.ReceiverRSSMB)
+		t.PooledMarginalKiBPerWriter[itoa(a.Writers)+"-"+itoa(b.Writers)] = grown * 1024 / float64(b.Writers-a.Writers)
+	}
 	if n := t.PacedWriters; n > 0 {
 		pooled, _ := Find(points, "send", "pooled", "data", n, true)
 		native, _ := Find(points, "send", "native", "data", n, true)

@@ -87,6 +87,19 @@ func targets(w io.Writer, res *Result) {
 		}
 		fmt.Fprintf(w, "| memory per writer, paced pooled send (KiB, both processes, by writers) | %s | flat | |\n", strings.Join(parts, "; "))
 	}
+	if len(t.PooledMarginalKiBPerWriter) > 0 {
+		var ks []string
+		for k := range t.PooledMarginalKiBPerWriter {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool { return atoi(strings.Split(ks[i], "-")[0]) < atoi(strings.Split(ks[j], "-")[0]) })
+		var parts []string
+		for _, k := range ks {
+			lo, hi, _ := strings.Cut(k, "-")
+			parts = append(parts, fmt.Sprintf("%s→%s: %.2f", group(atoi(lo)), group(atoi(hi)), t.PooledMarginalKiBPerWriter[k]))
+		}
+		fmt.Fprintf(w, "| marginal memory per added writer, paced pooled send (KiB, both processes) | %s | flat | |\n", strings.Join(parts, "; "))
+	}
 	fmt.Fprintln(w)
 }
 

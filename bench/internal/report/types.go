@@ -84,8 +84,11 @@ type Targets struct {
 	PacedPooledFraction   float64 `json:"paced_pooled_fraction_of_intended"`
 	PacedNativeFraction   float64 `json:"paced_native_fraction_of_intended"`
 	PacedPooledOverNative float64 `json:"paced_pooled_over_native"`
-	// KiB per writer of the pooled paced send, by writers.
-	PooledKiBPerWriter map[string]float64 `json:"pooled_kib_per_writer"`
+	// KiB per writer of the pooled paced send, by writers: (peaks − bases)
+	// / writers, and the marginal cost between consecutive sweep points,
+	// (peaks(N2) − peaks(N1)) / (N2 − N1), keyed "N1-N2".
+	PooledKiBPerWriter         map[string]float64 `json:"pooled_kib_per_writer"`
+	PooledMarginalKiBPerWriter map[string]float64 `json:"pooled_marginal_kib_per_writer"`
 }
 
 // Result is one run.

@@ -27,14 +27,14 @@ type Set struct {
 // machine can do, and 150,000 past it.
 const (
 	PacedPace = 2 * time.Second
-	QuickM    = 5  // 10 s per point
+	QuickM    = 4  // 8 s per point
 	FullM     = 10 // 20 s per point
 )
 
 // unpaced operations per writer at 1,000 writers.
 const (
-	quickSendM = 500 // 500,000 messages
-	quickCallM = 100 // 100,000 calls
+	quickSendM = 300 // 300,000 messages
+	quickCallM = 60  // 60,000 calls
 )
 
 func point(op, path, payload string, writers int, pace time.Duration, m int) Spec {
@@ -45,7 +45,7 @@ func point(op, path, payload string, writers int, pace time.Duration, m int) Spe
 // every path (data payload), and the paced send sweep for native and
 // pooled.
 func Quick() Set {
-	s := Set{Name: "quick", Rounds: 2, RawFrames: 4_000_000}
+	s := Set{Name: "quick", Rounds: 3, RawFrames: 4_000_000}
 	for _, path := range Paths {
 		s.Points = append(s.Points, point(OpSend, path, "data", 1000, 0, quickSendM))
 	}
