@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mailroom-go/mailroom/bench/internal/ctl"
 	"github.com/mailroom-go/mailroom/bench/internal/report"
 	"github.com/mailroom-go/mailroom/bench/internal/spec"
 )
@@ -32,7 +33,7 @@ func TestSummaryNamesWhatMatters(t *testing.T) {
 }
 
 func TestCounterSide(t *testing.T) {
-	p := &pair{}
+	p := &pair{send: &ctl.Child{Role: "sender"}, recv: &ctl.Child{Role: "receiver"}}
 	if p.counter(spec.OpCall) != p.send || p.counter(spec.OpSend) != p.recv || p.counter(spec.OpCast) != p.recv {
 		t.Fatal("calls complete at the sender, sends and casts at the receiver")
 	}
