@@ -82,8 +82,8 @@ func (p *pair) waitConnected(timeout time.Duration) error {
 }
 
 // runPoint runs one point in fresh processes.
-func (h *Harness) runPoint(s spec.Spec, round int) (report.Point, error) {
-	pt := report.Point{
+func (h *Harness) runPoint(s spec.Spec, round int) (pt report.Point, err error) {
+	pt = report.Point{
 		Op: s.Op, Path: s.Path, Payload: s.Payload, Writers: s.Writers, PaceMs: float64(s.Pace) / 1e6,
 		Round: round, Rounds: 1, PerWriter: s.PerWriter, Ops: s.Total(), WarmupOps: int64(s.Warmup) * int64(s.Writers),
 		IntendedPerS: s.IntendedPerS(), IdealS: s.Ideal().Seconds(),
@@ -98,6 +98,7 @@ func (h *Harness) runPoint(s spec.Spec, round int) (report.Point, error) {
 	defer func() {
 		if !ok {
 			p.kill()
+			pt.Note = joinNote(pt.Note, h.logReason(tag))
 		}
 	}()
 	if err := p.waitConnected(time.Minute); err != nil {
@@ -141,6 +142,9 @@ func (h *Harness) runPoint(s spec.Spec, round int) (report.Point, error) {
 		return pt, err
 	}
 	fill(&pt, s, res, p, s0, s1, r0, r1)
+	if pt.Errors > 0 {
+		pt.Note = joinNote(pt.Note, h.logReason(tag))
+	}
 	ok = true
 	if err := p.stop(); err != nil {
 		pt.Note = joinNote(pt.Note, "stop: "+err.Error())

@@ -82,7 +82,7 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 		pt, err := h.runPoint(r.Spec, r.Round)
 		if err != nil {
 			h.printf("[%3d/%d %s] %s  FAILED: %v\n", i+1, len(runs), clock(time.Since(began)), r.Spec, err)
-			pt.Errors, pt.Note = max(pt.Errors, 1), joinNote(pt.Note, "failed: "+err.Error())
+			pt.Errors, pt.Note = max(pt.Errors, 1), joinNote("failed: "+err.Error(), pt.Note)
 		} else {
 			h.printf("[%3d/%d %s] %s  %s\n", i+1, len(runs), clock(time.Since(began)), r.Spec, summary(pt))
 		}

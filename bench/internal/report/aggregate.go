@@ -2,6 +2,7 @@ package report
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/mailroom-go/mailroom/bench/internal/stats"
 )
@@ -31,6 +32,17 @@ func Medians(rounds []Point) []Point {
 	out := make([]Point, 0, len(order))
 	for _, k := range order {
 		ps := by[k]
+		// A failed round has no figures: the median is of the rounds
+		// that completed, if any did (the failures stay in Rounds).
+		var ok []Point
+		for _, p := range ps {
+			if !failed(p) {
+				ok = append(ok, p)
+			}
+		}
+		if len(ok) > 0 && len(ok) < len(ps) {
+			ps = ok
+		}
 		rates := make([]float64, len(ps))
 		for i, p := range ps {
 			rates[i] = p.AchievedPerS
@@ -41,6 +53,9 @@ func Medians(rounds []Point) []Point {
 	}
 	return out
 }
+
+// failed reports whether a round did not complete its phases.
+func failed(p Point) bool { return p.AchievedPerS == 0 && strings.HasPrefix(p.Note, "failed") }
 
 // Find returns the point with these coordinates.
 func Find(points []Point, op, path, payload string, writers int, paced bool) (Point, bool) {
@@ -70,12 +85,12 @@ func ComputeTargets(points []Point, rawMsgsPerS float64) Targets {
 		if p.Path == "pooled" {
 			t.PooledKiBPerWriter[itoa(p.Writers)] = p.KiBPerWriter
 		}
-		if p.Writers > t.PacedWriters {
-			if _, ok := Find(points, "send", "native", "data", p.Writers, true); ok {
-				if _, ok := Find(points, "send", "pooled", "data", p.Writers, true); ok {
-					t.PacedWriters = p.Writers
-				}
-			}
+		// The target is at 100,000 writers; without that point,
+		// the most writers measured on both paths.
+		_, okN := Find(points, "send", "native", "data", p.Writers, true)
+		_, okP := Find(points, "send", "pooled", "data", p.Writers, true)
+		if okN && okP && t.PacedWriters != 100000 && (p.Writers == 100000 || p.Writers > t.PacedWriters) {
+			t.PacedWriters = p.Writers
 		}
 	}
 	t.PooledMarginalKiBPerWriter = map[string]float64{}

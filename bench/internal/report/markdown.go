@@ -29,6 +29,7 @@ func Markdown(w io.Writer, res *Result, plots []Plot, imgPrefix string) {
 	unpaced(w, res.Points)
 	paced(w, res.Points)
 	resources(w, res.Points)
+	failures(w, res.Rounds)
 	batches(w, res.Points)
 	if len(plots) > 0 {
 		fmt.Fprintf(w, "## Plots\n\n")
@@ -188,12 +189,37 @@ func resources(w io.Writer, points []Point) {
 			rt = fmt.Sprintf("%.0f", p.RuntimeBytesPerM)
 		}
 		errs := fmt.Sprint(p.Errors)
-		if p.TimedOut {
+		switch {
+		case failed(p):
+			errs = "failed"
+		case p.TimedOut:
 			errs += " (timed out)"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %.0f | %s | %s | %s | %s |\n",
 			p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), el, p.SenderRSSMB, p.ReceiverRSSMB, p.KiBPerWriter,
 			p.CPUSPerMillion, p.WireBytesPerMsg, rt, batch, lat, errs)
+	}
+	fmt.Fprintln(w)
+}
+
+// failures lists every round that failed or counted errors, with why.
+func failures(w io.Writer, rounds []Point) {
+	var bad []Point
+	for _, p := range rounds {
+		if failed(p) || p.Errors > 0 || p.TimedOut {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Failures and errors\n\nEvery round that failed or counted errors (the node logs say more).\n\n| op | path | payload | writers | pace ms | round | errors | what happened |\n|---|---|---|--:|--:|--:|--:|---|\n")
+	for _, p := range bad {
+		note := strings.ReplaceAll(p.Note, "|", "/")
+		if len(note) > 300 {
+			note = note[:300] + "…"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d | %s |\n", p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.Round, p.Errors, note)
 	}
 	fmt.Fprintln(w)
 }
@@ -209,17 +235,17 @@ func batches(w io.Writer, points []Point) {
 		return
 	}
 	n := len(rows[0].BatchHist)
-	fmt.Fprintf(w, "## Batch sizes, pooled path\n\nShare of batch frames (sender toward receiver) by messages per batch.\n\n| op | writers | pace ms | mean |")
+	fmt.Fprintf(w, "## Batch sizes, pooled path\n\nShare of batch frames (sender toward receiver) by messages per batch.\n\n| op | payload | writers | pace ms | mean |")
 	for i := range n {
 		fmt.Fprintf(w, " %s |", bucketName(i, n))
 	}
-	fmt.Fprintf(w, "\n|---|--:|--:|--:|%s\n", strings.Repeat("--:|", n))
+	fmt.Fprintf(w, "\n|---|---|--:|--:|--:|%s\n", strings.Repeat("--:|", n))
 	for _, p := range rows {
 		var total uint64
 		for _, c := range p.BatchHist {
 			total += c
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.1f |", p.Op, group(p.Writers), ftoa(p.PaceMs), p.MeanBatch)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f |", p.Op, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.MeanBatch)
 		for _, c := range p.BatchHist {
 			if c == 0 {
 				fmt.Fprintf(w, " |")

@@ -52,6 +52,19 @@ func TestMediansPickTheMedianRound(t *testing.T) {
 	}
 }
 
+func TestMediansSkipFailedRounds(t *testing.T) {
+	ok := Point{Op: "send", Path: "pooled", Payload: "100KiB", Writers: 1000, AchievedPerS: 3800}
+	bad := ok
+	bad.AchievedPerS, bad.Note, bad.Round = 0, "failed: warm-up did not complete", 1
+	got := Medians([]Point{bad, ok})
+	if len(got) != 1 || got[0].AchievedPerS != 3800 {
+		t.Fatalf("%+v", got)
+	}
+	if got := Medians([]Point{bad}); len(got) != 1 || got[0].Note == "" {
+		t.Fatalf("an all-failed point must stay, failed: %+v", got)
+	}
+}
+
 func TestTargets(t *testing.T) {
 	tg := sample().Targets
 	near := func(a, b float64) bool { return a > b-1e-9 && a < b+1e-9 }
