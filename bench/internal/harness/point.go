@@ -179,7 +179,9 @@ func fill(pt *report.Point, s spec.Spec, res phaseResult, p *pair, s0, s1, r0, r
 	}
 	if total := res.sysAfter.TotalSeconds - res.sysBefore.TotalSeconds; total > 0 {
 		busy := res.sysAfter.BusySeconds - res.sysBefore.BusySeconds
-		pt.OtherCPUFrac = max(0, (busy-pt.SenderCPUS-pt.ReceiverCPUS)/total)
+		irq := res.sysAfter.IRQSeconds - res.sysBefore.IRQSeconds
+		pt.OtherCPUFrac = max(0, (busy-irq-pt.SenderCPUS-pt.ReceiverCPUS)/total)
+		pt.IRQCPUFrac = irq / total
 	}
 	pt.LoadAvg1 = procfs.LoadAvg1()
 	if b := s1.Batches - s0.Batches; b > 0 {

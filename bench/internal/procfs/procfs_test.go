@@ -58,7 +58,7 @@ func TestParseSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.BusySeconds != 1.6 || s.TotalSeconds != 9.8 {
+	if s.BusySeconds != 1.6 || s.TotalSeconds != 9.8 || s.IRQSeconds != 0.05 || s.StealSeconds != 0 {
 		t.Fatalf("%+v", s)
 	}
 	if _, err := ParseSystem([]byte("intr 1 2\n")); err == nil {

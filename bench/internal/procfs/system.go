@@ -13,6 +13,8 @@ import (
 type System struct {
 	BusySeconds  float64 // user, nice, system, irq, softirq, steal
 	TotalSeconds float64 // the above plus idle and iowait
+	IRQSeconds   float64 // irq and softirq (e.g. loopback TCP receive work), of any process
+	StealSeconds float64 // time the hypervisor gave to other guests
 }
 
 // ReadSystem reads /proc/stat.
@@ -42,7 +44,10 @@ func ParseSystem(b []byte) (System, error) {
 		}
 		// user nice system idle iowait irq softirq steal
 		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-		return System{BusySeconds: float64(busy) / ClockTicks, TotalSeconds: float64(busy+v[3]+v[4]) / ClockTicks}, nil
+		return System{
+			BusySeconds: float64(busy) / ClockTicks, TotalSeconds: float64(busy+v[3]+v[4]) / ClockTicks,
+			IRQSeconds: float64(v[5]+v[6]) / ClockTicks, StealSeconds: float64(v[7]) / ClockTicks,
+		}, nil
 	}
 	return System{}, fmt.Errorf("procfs: stat: no cpu line")
 }

@@ -48,7 +48,7 @@ func Plots(res *Result) []Plot {
 		out = append(out,
 			Plot{File: res.Name + "-paced-" + op + ".svg", Title: "paced " + op + ": achieved rate against writers",
 				SVG: svg.Chart{Title: "Paced " + op + " (data, pace " + ftoa(pace) + " ms): achieved rate", XLabel: "writers (log scale)",
-					YLabel: op + "s per second", LogX: true, Series: append(rate, intended)}.SVG()},
+					YLabel: op + "s per second", LogX: true, Series: append([]svg.Series{intended}, rate...)}.SVG()},
 			Plot{File: res.Name + "-paced-" + op + "-cpu.svg", Title: "paced " + op + ": CPU per million operations",
 				SVG: svg.Chart{Title: "Paced " + op + ": CPU seconds per million (both processes)", XLabel: "writers (log scale)",
 					YLabel: "CPU s per million " + op + "s", LogX: true, Series: cpu}.SVG()})

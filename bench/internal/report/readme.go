@@ -38,8 +38,9 @@ func splice(doc string, res *Result, plots []Plot, prefix string) (string, error
 	if i < 0 || j < i {
 		return "", fmt.Errorf("no %q ... %q section", BeginMarker, EndMarker)
 	}
-	var body bytes.Buffer
-	body.WriteString(BeginMarker + "\n\n")
-	Markdown(&body, res, plots, prefix)
-	return doc[:i] + body.String() + doc[j:], nil
+	var md bytes.Buffer
+	Markdown(&md, res, plots, prefix)
+	// The README's section sits under a heading of its own: one level down.
+	body := BeginMarker + "\n\n" + strings.ReplaceAll("\n"+md.String(), "\n## ", "\n### ")[1:]
+	return doc[:i] + body + doc[j:], nil
 }

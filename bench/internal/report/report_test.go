@@ -157,7 +157,7 @@ func TestSplice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(out, "old") || !strings.Contains(out, "## Targets") || !strings.HasSuffix(out, EndMarker+"\n\nafter\n") {
+	if strings.Contains(out, "old") || !strings.Contains(out, "\n### Targets") || !strings.HasSuffix(out, EndMarker+"\n\nafter\n") {
 		t.Fatalf("splice:\n%s", out)
 	}
 	if _, err := splice("no markers", sample(), nil, ""); err == nil {

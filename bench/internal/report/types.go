@@ -38,9 +38,15 @@ type Point struct {
 	LatP99Ms float64 `json:"lat_p99_ms,omitempty"`
 	LatMaxMs float64 `json:"lat_max_ms,omitempty"`
 
-	// Noise: the share of the machine's CPU used by other processes
-	// during the measured phase, and the load average after it.
+	// Noise: the share of the machine's CPU (all cores) busy during the
+	// measured phase but not in the two node processes nor in interrupt
+	// work: other processes (the controller's polling included) and
+	// hypervisor steal. Runs before the irq_cpu_frac field existed
+	// counted interrupt work (loopback TCP receive processing of the
+	// point's own traffic too) here. IRQCPUFrac is that interrupt share,
+	// for any process. LoadAvg1 is the load average after the phase.
 	OtherCPUFrac float64 `json:"other_cpu_frac"`
+	IRQCPUFrac   float64 `json:"irq_cpu_frac"`
 	LoadAvg1     float64 `json:"load_avg_1m"`
 
 	Errors   int64  `json:"errors"` // dead letters, failed calls/casts, miscounts, on both nodes
