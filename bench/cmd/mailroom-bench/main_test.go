@@ -54,6 +54,9 @@ func TestEndToEnd(t *testing.T) {
 		if p.Errors != 0 || p.TimedOut || p.AchievedPerS <= 0 || p.CPUSPerMillion < 0 || p.WireBytesPerMsg <= 0 || p.SenderRSSMB <= 0 {
 			t.Errorf("%s %s %s: %+v", p.Op, p.Path, p.Payload, p)
 		}
+		if p.Note != "" { // a node that exited badly (a race report, a panic) says so here
+			t.Errorf("%s %s %s: %s", p.Op, p.Path, p.Payload, p.Note)
+		}
 		if p.Path == spec.PathPooled && p.MeanBatch <= 0 {
 			t.Errorf("pooled %s without a mean batch", p.Op)
 		}
