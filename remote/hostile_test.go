@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,4 +340,33 @@ type logSink = testutil.LogBuffer
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)
+}
+
+func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
+	hb := Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}
+	bsys, b, _ := startNode(t, "b", hb)
+	release := make(chan struct{})
+	var got atomic.Int64
+	// A mailbox of one that blocks: b's link reader waits in delivery.
+	_, err := bsys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(*testpb.Echo); ok {
+			<-release
+			got.Add(1)
+		}
+	}).WithMailbox(1, actor.Block), "slow")
+	require.NoError(t, err)
+	asys, a, _ := startNode(t, "a", hb)
+	require.NoError(t, a.Connect(context.Background(), "b", b.Addr()))
+	for range 20 {
+		asys.SendNamed("b", "slow", &testpb.Echo{})
+	}
+	// Ten heartbeat windows with b's reader blocked: the peer is fine.
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		require.Zero(t, b.Stats().FailedByLiveness)
+		require.GreaterOrEqual(t, a.Stats().Links, 1, "a still has its link to b")
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	waitFor(t, "all 20 delivered", func() bool { return got.Load() == 20 })
 }

@@ -87,10 +87,12 @@ func (n *Node) inSend(l *link, el *Element) {
 		n.sys.DeadLetter(to, el.Sender, el.Type, err)
 		return
 	}
+	// A full Block mailbox makes the link wait (backpressure), until the
+	// link itself ends.
 	if el.ToName != "" {
-		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, nil)
+		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, nil)
 	} else {
-		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, nil)
+		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, nil)
 	}
 	if err != nil {
 		n.sys.DeadLetter(to, el.Sender, msg, err)
@@ -185,9 +187,9 @@ func (n *Node) inRequest(l *link, el *Element) {
 	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	if el.ToName != "" {
-		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, r)
+		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
-		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, r)
+		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, r)
 	}
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -39,19 +40,22 @@ type link struct {
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
-	wmu      sync.Mutex    // serialises writes to conn
-	closedCh chan struct{} // closed by close()
-	wake     chan struct{} // one slot: the writer has work
-	flushed  atomic.Uint64 // frames whose write has begun (may have left)
-	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
-	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
-	owed     atomic.Int64  // calls and requests taken from this link and not yet answered
-	goodbye  atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
-	seen     uint64        // reads at the last check (liveness loop only)
-	lastSent atomic.Int64  // unix ns
-	stats    linkStats
-	done     chan struct{} // closed when reader and writer have exited
-	wg       sync.WaitGroup
+	wmu         sync.Mutex      // serialises writes to conn
+	closedCh    chan struct{}   // closed by close()
+	ctx         context.Context // cancelled by close(): bounds the reader's waits (a full mailbox)
+	cancel      context.CancelFunc
+	wake        chan struct{} // one slot: the writer has work
+	flushed     atomic.Uint64 // frames whose write has begun (may have left)
+	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
+	reads       atomic.Uint64 // reads that returned bytes, and frames dispatched; the liveness loop turns changes into lastRead
+	dispatching atomic.Bool   // the reader is handling a frame, not waiting on the network
+	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
+	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
+	seen        uint64        // reads at the last check (liveness loop only)
+	lastSent    atomic.Int64  // unix ns
+	stats       linkStats
+	done        chan struct{} // closed when reader and writer have exited
+	wg          sync.WaitGroup
 }
 
 type linkStats struct {
@@ -69,6 +73,7 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer)
 	}
 	l.lastRead.Store(now)
 	l.lastSent.Store(now)
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l
 }
 
@@ -196,7 +201,7 @@ func (l *link) writeLoop() {
 
 func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 	defer l.wg.Done()
-	fr := newFrameReader(l.conn, l.node.cfg.MaxFrameSize)
+	fr := newFrameReader(countingReader{l}, l.node.cfg.MaxFrameSize)
 	for {
 		k, body, err := fr.next()
 		if err != nil {
@@ -207,14 +212,31 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 			l.close(readErr(err))
 			return
 		}
-		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		if err := dispatch(l, k, body); err != nil {
+		// While we dispatch we do not read: silence then is ours, not the
+		// peer's (its pings wait in our socket), so liveness skips it.
+		l.dispatching.Store(true)
+		err = dispatch(l, k, body)
+		l.dispatching.Store(false)
+		l.reads.Add(1)
+		if err != nil {
 			l.close(err)
 			return
 		}
 	}
+}
+
+// countingReader counts every read that returns bytes: a large frame
+// arriving slowly is progress, not silence.
+type countingReader struct{ l *link }
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.l.conn.Read(p)
+	if n > 0 {
+		c.l.reads.Add(1)
+	}
+	return n, err
 }
 
 func isWireError(err error) bool {
@@ -250,6 +272,7 @@ func (l *link) close(reason error) {
 	l.buf = nil
 	close(l.closedCh)
 	l.mu.Unlock()
+	l.cancel() // a reader blocked delivering into a full mailbox gives up
 	l.countUnsent(unsent, reason)
 	_ = l.conn.Close()
 	select {

@@ -40,7 +40,7 @@ func (n *Node) checkLinks(now time.Time) {
 		for _, l := range links {
 			// Reading time.Now per frame costs; the reader counts frames
 			// and this loop turns a change into "heard from now".
-			if r := l.reads.Load(); r != l.seen {
+			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 			}
