@@ -77,12 +77,29 @@ func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
 	p.items = items[:0]
 }
 
-// drop counts sends, casts and replies that will not be written as dead
-// letters; calls are answered by the pool's teardown.
+// drop accounts for items that will not be written here: replies are
+// rerouted natively (a caller must never be left waiting), calls are
+// answered by the pool's teardown, sends and casts are dead letters.
 func (p *proxy) drop(c *actor.Context, items []*remote.Outgoing, reason error) {
 	for _, o := range items {
-		if !o.IsCall() {
+		if !p.Reclaim(o) {
 			c.System().DeadLetter(actor.PID{Node: o.Node()}, actor.PID{}, o, reason)
 		}
 	}
+}
+
+// Reclaim takes back what is left in the mailbox when the proxy ends:
+// the same rules as drop; only sends and casts become dead letters.
+func (p *proxy) Reclaim(msg any) bool {
+	o, ok := msg.(*remote.Outgoing)
+	if !ok {
+		return false
+	}
+	switch {
+	case o.IsCall():
+		return true // its pool's teardown fails it (not sent)
+	case o.IsReply():
+		return o.Reroute()
+	}
+	return false
 }

@@ -109,6 +109,25 @@ func (p *peer) anyLink() *link {
 	return nil
 }
 
+// replyLink is any live link to this incarnation for a reply: ours, one
+// the peer dialed, or a pool link (the peer reads replies on all of them).
+func (p *peer) replyLink() *link {
+	if l := p.anyLink(); l != nil {
+		return l
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return nil
+	}
+	for l := range p.links {
+		if !l.isClosed() {
+			return l
+		}
+	}
+	return nil
+}
+
 // pendingCall is a Call or Request waiting for its reply. It is failed by
 // the death of the path it was sent on (via) or of the incarnation.
 type pendingCall struct {

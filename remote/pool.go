@@ -18,6 +18,7 @@ var errPathClosed = errors.New("remote: pool closed")
 // them, in batches, to their PoolLink.
 type Outgoing struct {
 	node  string
+	pool  *Pool
 	entry []byte
 	call  *pendingCall // calls and requests: marked sent before the write
 	inc   uint64       // the peer incarnation it is meant for
@@ -30,6 +31,38 @@ func (o *Outgoing) Node() string { return o.node }
 // IsCall reports whether it is a call or request, which its pool's
 // teardown answers (the others become dead letters if dropped).
 func (o *Outgoing) IsCall() bool { return o.call != nil }
+
+// IsReply reports whether it is a reply to a call from the peer.
+func (o *Outgoing) IsReply() bool { return o.reply }
+
+// Reroute sends a reply its proxy could not write on any live link to the
+// caller's incarnation (every link of a peer carries replies), so a pool
+// that died under it never leaves the caller waiting. False for anything
+// but a reply, or when no link is left (counted as a dropped reply).
+func (o *Outgoing) Reroute() bool {
+	if !o.reply || o.pool == nil || len(o.entry) < 5 {
+		return false
+	}
+	p := o.pool.peer
+	l := p.replyLink()
+	if l == nil {
+		o.pool.n.stats.repliesDropped.Add(1)
+		return false
+	}
+	// A batch entry is kind, u32 length, body; a frame is u32 length of
+	// kind+body, kind, body.
+	body := o.entry[5:]
+	frame := make([]byte, frameHeader+1+len(body))
+	putU32(frame, uint32(len(body)+1))
+	frame[frameHeader] = o.entry[0]
+	copy(frame[frameHeader+1:], body)
+	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
+		o.pool.n.stats.repliesDropped.Add(1)
+		return false
+	}
+	o.pool.n.stats.repliesNative.Add(1)
+	return true
+}
 
 // Pool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
@@ -193,7 +226,7 @@ func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) er
 	if pl.closed.Load() {
 		return errPathClosed
 	}
-	out := &Outgoing{node: pl.node, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
+	out := &Outgoing{node: pl.node, pool: pl, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
 	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
 	proxy := pl.proxies[mix(key)%uint64(len(pl.proxies))]
 	var err error
