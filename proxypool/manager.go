@@ -150,6 +150,7 @@ type Stats struct {
 	Replies         uint64 // replies that went back through this pool
 	GuardViolations uint64 // must stay 0
 	QueueDepth      int    // messages waiting in the current proxies
+	QueueBytes      int64  // their encoded bytes
 	DeadLetters     uint64 // queued messages dropped at teardowns
 }
 
@@ -164,6 +165,7 @@ func (m *Manager) Stats(node string) Stats {
 		s.Hist[i] = ps.Hist[i].Load()
 	}
 	if pool := m.node.Route(node); pool != nil {
+		s.QueueBytes = pool.QueuedBytes()
 		for _, p := range pool.Proxies() {
 			if n := m.sys.MailboxLen(p); n > 0 {
 				s.QueueDepth += n

@@ -190,7 +190,9 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 		proxies = append(proxies, pid)
 		ms.proxies[pid] = true
 	}
-	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies)
+	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies, remote.PoolOptions{
+		QueueBytes: ms.m.cfg.ProxyQueueBytes, FailFast: ms.m.cfg.Policy == actor.FailFast,
+	})
 	if err != nil || len(proxies) != len(b.links) {
 		for pid := range ms.proxies {
 			c.Stop(pid)

@@ -373,3 +373,32 @@ func TestRepliesQueuedInADyingPoolAreReroutedNotLost(t *testing.T) {
 		}
 	}
 }
+
+func TestProxyQueueIsBoundedInBytes(t *testing.T) {
+	b := startNode(t, "b", nodeOpts{poolSize: 1})
+	a := startNode(t, "a", nodeOpts{poolSize: 1, cfg: Config{ProxyQueueBytes: 64 << 10, Policy: actor.FailFast, ManualConnect: true}, seeds: []string{"b=" + b.n.Addr()}})
+	h := newHolder()
+	t.Cleanup(h.open)
+	a.pool.onLink = h.hook
+	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
+	waitStatus(t, a.pool, "b", Connected)
+	big := &testpb.Blob{Data: make([]byte, 32<<10)}
+	s := a.sys.NewSender()
+	s.SendNamed("b", "sink", big) // taken and held in its write
+	eventually(t, "held", func() bool { return h.entered.Load() == 1 })
+	var refused atomic.Int64
+	cancel := a.sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
+		if errors.Is(d.Reason, actor.ErrOverloaded) {
+			refused.Add(1)
+		}
+	})
+	defer cancel()
+	for range 100 {
+		s.SendNamed("b", "sink", big)
+	}
+	st := a.pool.Stats("b")
+	require.LessOrEqual(t, st.QueueBytes, int64(64<<10)+int64(33<<10), "bytes stay bounded (64 KiB, plus the message being written)")
+	require.Greater(t, refused.Load(), int64(90), "the overflow is refused, each a counted dead letter")
+	h.open()
+	eventually(t, "the queue drains and its bytes are given back", func() bool { return a.pool.Stats("b").QueueBytes == 0 })
+}

@@ -82,6 +82,7 @@ func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
 // answered by the pool's teardown, sends and casts are dead letters.
 func (p *proxy) drop(c *actor.Context, items []*remote.Outgoing, reason error) {
 	for _, o := range items {
+		o.Release()
 		if !p.Reclaim(o) {
 			c.System().DeadLetter(actor.PID{Node: o.Node()}, actor.PID{}, o, reason)
 		}
@@ -95,6 +96,7 @@ func (p *proxy) Reclaim(msg any) bool {
 	if !ok {
 		return false
 	}
+	o.Release()
 	switch {
 	case o.IsCall():
 		return true // its pool's teardown fails it (not sent)

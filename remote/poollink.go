@@ -81,6 +81,12 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 // happen). A write error closes the link.
 func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 	inc, max := pl.l.ends.peerInc, pl.n.cfg.MaxFrameSize
+	all := items
+	defer func() {
+		for _, it := range all {
+			it.Release() // written or not, they have left the queue
+		}
+	}()
 	b := pl.buf[:0]
 	for len(items) > 0 {
 		// Take as many items as fit in one frame (at least one).
