@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster failover fuzz bench-actor bench-remote tidy-check clean
+.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote bench-quick bench bench-test tidy-check clean
 
 ## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos suite without its soak
 test: vet fmt-check
@@ -43,6 +43,10 @@ demo-patterns:
 demo-cluster:
 	scripts/consul.sh run -- $(GO) run ./examples/cluster
 
+## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
+demo-services:
+	$(GO) run ./examples/services
+
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:
 	$(GO) run ./examples/failover
@@ -61,6 +65,20 @@ bench-actor:
 ## bench-remote: native-path benchmarks over loopback, two processes
 bench-remote:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./remote
+
+## bench-quick: side-by-side remote benchmark, quick set (< 4 min): bench/results/quick.{json,md,svg}
+bench-quick:
+	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench
+	cd bench && MAILROOM_BENCH_COMMAND="make bench-quick" ../.cache/mailroom-bench -set quick
+
+## bench: the full sweep (about 30 min): bench/results/full.{json,md,svg}
+bench:
+	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench
+	cd bench && MAILROOM_BENCH_COMMAND="make bench" ../.cache/mailroom-bench -set full -readme README.md
+
+## bench-test: the bench module's vet, gofmt check and unit tests
+bench-test:
+	cd bench && $(GO) vet ./... && test -z "$$(gofmt -l .)" && $(GO) test ./...
 
 ## tidy-check: fail if go.mod/go.sum are not tidy
 tidy-check:

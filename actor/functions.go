@@ -90,7 +90,9 @@ func (s *System) call(ctx context.Context, sender PID, node, fn string, arg prot
 		return s.RunHandler(ctx, "call", fn, h, arg)
 	}
 	res := make(chan futureResult, 1)
-	s.work.Add(1)
+	if !s.addWork() {
+		return nil, NewError("call", s.name, s.inc, fn, ErrStopped)
+	}
 	go func() {
 		defer s.work.Done()
 		v, err := s.RunHandler(ctx, "call", fn, h, arg)
@@ -133,11 +135,10 @@ func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message) {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrNoFunction))
 		return
 	}
-	if s.stopping.Load() {
+	if !s.addWork() {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrStopped))
 		return
 	}
-	s.work.Add(1)
 	go func() {
 		defer s.work.Done()
 		if _, err := s.RunHandler(ctx, "cast", fn, h, arg); err != nil {
@@ -145,6 +146,19 @@ func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message) {
 			s.log.Debug("cast failed", "function", fn, "err", err)
 		}
 	}()
+}
+
+// addWork counts a function run for Stop to wait for, unless the system
+// is stopping: the check and the count meet under workMu, so Stop's wait
+// never races a late Add.
+func (s *System) addWork() bool {
+	s.workMu.Lock()
+	defer s.workMu.Unlock()
+	if s.stopping.Load() {
+		return false
+	}
+	s.work.Add(1)
+	return true
 }
 
 // CastFailures counts casts whose function returned an error or panicked.

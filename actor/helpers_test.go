@@ -1,12 +1,12 @@
 package actor
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/testutil"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -27,24 +27,6 @@ func newSystem(t testing.TB, name string) *System {
 	return s
 }
 
-// logBuffer is a concurrency-safe log sink for asserting on log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 func newLoggedSystem(t testing.TB, name string) (*System, *logBuffer) {
 	t.Helper()
 	lb := &logBuffer{}
@@ -56,22 +38,6 @@ func newLoggedSystem(t testing.TB, name string) (*System, *logBuffer) {
 		require.NoError(t, s.Stop(ctx))
 	})
 	return s, lb
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // recorder is an actor that forwards everything it receives to a channel.
@@ -94,4 +60,12 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+type logBuffer = testutil.LogBuffer
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

@@ -29,8 +29,9 @@ type process struct {
 	mb         mailbox
 	ctx        Context
 
-	batch BatchReceiver // set when the actor takes batches
-	chunk []any         // reused batch buffer
+	batch   BatchReceiver // set when the actor takes batches
+	reclaim Reclaimer     // set when the actor takes back what it leaves
+	chunk   []any         // reused batch buffer
 
 	state       procState
 	reason      error // why it stops; nil for a normal stop
@@ -89,6 +90,9 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 	p.actor = a
 	if br, ok := a.(BatchReceiver); ok && br.BatchLimit() > 0 {
 		p.batch = br
+	}
+	if rc, ok := a.(Reclaimer); ok {
+		p.reclaim = rc
 	}
 	s.procs.put(p)
 	if parent == nil {
@@ -468,11 +472,26 @@ func (p *process) dropAll(envs []envelope) {
 		if _, internal := e.msg.(*terminatedMsg); internal {
 			continue
 		}
+		if p.reclaim != nil && e.reply == nil && p.reclaimSafe(e.msg) {
+			continue
+		}
 		if e.reply != nil {
 			e.reply.Reply(nil, NewError("request", p.sys.name, p.sys.inc, p.pid.String(), ErrNoProcess))
 		}
 		p.sys.deadLetter(p.pid, e.sender, e.msg, ErrNoProcess)
 	}
+}
+
+// reclaimSafe offers msg to the actor's Reclaim, treating a panic there as
+// not handled (logged).
+func (p *process) reclaimSafe(msg any) (handled bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.sys.log.Error("Reclaim panicked", "pid", p.pid.String(), "panic", fmt.Sprint(v))
+			handled = false
+		}
+	}()
+	return p.reclaim.Reclaim(msg)
 }
 
 // pushSys queues a system message; false when the process is dead.

@@ -20,6 +20,16 @@ type BatchReceiver interface {
 	BatchLimit() int
 }
 
+// Reclaimer is an Actor that takes back the messages it will never
+// process: when it ends, each user message still in its mailbox is offered
+// to Reclaim (on its own goroutine, after Stopped); those it reports
+// handled are not dead letters. A proxy uses it to reroute replies and
+// leave calls to the teardown that answers them.
+type Reclaimer interface {
+	Actor
+	Reclaim(msg any) (handled bool)
+}
+
 // ReceiveFunc adapts a function to Actor. One function value serves every
 // instance spawned from it, so it must keep no state of its own outside
 // what it closes over deliberately.

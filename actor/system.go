@@ -30,6 +30,7 @@ type System struct {
 
 	fns       atomic.Pointer[map[string]Handler]
 	fnMu      sync.Mutex // serialises writers of fns
+	workMu    sync.Mutex // orders stopping against work.Add
 	work      sync.WaitGroup
 	dead      deadLetters
 	late      atomic.Uint64
@@ -202,7 +203,9 @@ func (s *System) Stop(ctx context.Context) error {
 }
 
 func (s *System) shutdown(ctx context.Context) error {
+	s.workMu.Lock()
 	s.stopping.Store(true)
+	s.workMu.Unlock()
 	var errs []error
 	s.hookMu.Lock()
 	hooks := append([]StopHook(nil), s.hooks...)

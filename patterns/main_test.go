@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/testutil"
+
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -58,22 +60,6 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// eventually polls cond until it holds, failing the test after 15 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(15 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // scripts numbers the scripts of this test binary.
@@ -157,4 +143,10 @@ func allFailed(t *testing.T, err error) []NodeError {
 	require.ErrorAs(t, err, &af)
 	require.ErrorIs(t, err, ErrAllFailed)
 	return af.Errors
+}
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

@@ -19,9 +19,12 @@ type Config struct {
 	// anything). Default 1000. Read each time a pool is built, so
 	// SetBatchSize affects the next build.
 	BatchSize int
-	// ProxyQueue bounds each proxy's mailbox; memory under overload is at
-	// most about ProxyQueue messages per proxy. Default 65536.
+	// ProxyQueue bounds each proxy's mailbox in messages. Default 65536.
 	ProxyQueue int
+	// ProxyQueueBytes bounds the encoded bytes waiting in each proxy, so
+	// large payloads cannot grow memory past it. Default 32 MiB. The same
+	// Policy applies when it is full.
+	ProxyQueueBytes int
 	// Policy applies when a proxy's mailbox is full: Block makes the
 	// caller wait (the default), FailFast returns actor.ErrOverloaded.
 	Policy actor.MailboxPolicy
@@ -36,7 +39,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{BatchSize: 1000, ProxyQueue: 65536, Policy: actor.Block, RetryMin: 50 * time.Millisecond, RetryMax: 2 * time.Second}
+	return Config{BatchSize: 1000, ProxyQueue: 65536, ProxyQueueBytes: 32 << 20, Policy: actor.Block, RetryMin: 50 * time.Millisecond, RetryMax: 2 * time.Second}
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -46,6 +49,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ProxyQueue == 0 {
 		c.ProxyQueue = d.ProxyQueue
+	}
+	if c.ProxyQueueBytes == 0 {
+		c.ProxyQueueBytes = d.ProxyQueueBytes
 	}
 	if c.RetryMin == 0 {
 		c.RetryMin = d.RetryMin
@@ -58,6 +64,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("proxypool: config: BatchSize is %d, want 1 or more", c.BatchSize)
 	case c.ProxyQueue < 1:
 		return c, fmt.Errorf("proxypool: config: ProxyQueue is %d, want 1 or more", c.ProxyQueue)
+	case c.ProxyQueueBytes < 1:
+		return c, fmt.Errorf("proxypool: config: ProxyQueueBytes is %d, want 1 or more", c.ProxyQueueBytes)
 	case c.Policy != actor.Block && c.Policy != actor.FailFast:
 		return c, fmt.Errorf("proxypool: config: Policy is %d, want Block or FailFast", int(c.Policy))
 	case c.RetryMin < 0 || c.RetryMax < c.RetryMin:

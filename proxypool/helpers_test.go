@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/testutil"
+
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testnode"
@@ -43,7 +45,7 @@ type nodeOpts struct {
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	t.Helper()
-	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
 	n, err := remote.Start(sys, remote.Config{Cookie: "test-cookie", Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds})
@@ -56,13 +58,6 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 		require.NoError(t, sys.Stop(ctx))
 	})
 	return &tnode{sys: sys, n: n, pool: m}
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
 }
 
 // networks are the transports every in-process test body runs over.
@@ -96,21 +91,6 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(15 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
-}
-
 func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
 	t.Helper()
 	var info Info
@@ -119,4 +99,12 @@ func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
 		return info.Status == want
 	})
 	return info
+}
+
+type testWriter = testutil.TestWriter
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

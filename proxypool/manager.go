@@ -32,6 +32,7 @@ type Manager struct {
 	conns   map[string]*Info
 	dead    map[string]*atomic.Uint64 // dead letters of queued pool traffic, by node
 	closing bool
+	goDone  bool // OnClose began waiting for wg: no more goroutines
 
 	onLink func(*remote.PoolLink) // test hook: sees every pool link built
 
@@ -70,7 +71,7 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 		OnPeer:     m.onPeer,
 		OnPeerGone: m.onPeerGone,
 		OnMember:   m.onMember,
-		OnClose:    m.wg.Wait,
+		OnClose:    m.waitGoroutines,
 	})
 	if !cfg.ManualConnect {
 		for _, p := range node.Peers() {
@@ -149,6 +150,7 @@ type Stats struct {
 	Replies         uint64 // replies that went back through this pool
 	GuardViolations uint64 // must stay 0
 	QueueDepth      int    // messages waiting in the current proxies
+	QueueBytes      int64  // their encoded bytes
 	DeadLetters     uint64 // queued messages dropped at teardowns
 }
 
@@ -163,6 +165,7 @@ func (m *Manager) Stats(node string) Stats {
 		s.Hist[i] = ps.Hist[i].Load()
 	}
 	if pool := m.node.Route(node); pool != nil {
+		s.QueueBytes = pool.QueuedBytes()
 		for _, p := range pool.Proxies() {
 			if n := m.sys.MailboxLen(p); n > 0 {
 				s.QueueDepth += n
@@ -226,15 +229,39 @@ func (m *Manager) notify(node string, msg any, start bool) {
 	if !start || m.cfg.ManualConnect || closing {
 		return
 	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	m.goOwned(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 		defer cancel()
 		if err := m.StartConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
 			m.log.Warn("could not start a connection master", "peer", node, "err", err)
 		}
+	})
+}
+
+// goOwned runs f on a goroutine the manager waits for; once the remote
+// layer has closed (OnClose), it starts nothing and reports false.
+func (m *Manager) goOwned(f func()) bool {
+	m.mu.Lock()
+	if m.goDone {
+		m.mu.Unlock()
+		return false
+	}
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		f()
 	}()
+	return true
+}
+
+// waitGoroutines is the remote layer's OnClose: every link is closed, so
+// the goroutines waiting on links and dials end; wait for them.
+func (m *Manager) waitGoroutines() {
+	m.mu.Lock()
+	m.goDone = true
+	m.mu.Unlock()
+	m.wg.Wait()
 }
 
 func (m *Manager) onPeer(p remote.PeerInfo) {

@@ -111,16 +111,16 @@ func (ms *master) build(c *actor.Context) {
 	ms.building = true
 	ms.gen++
 	gen, self, sys, m, node := ms.gen, c.Self(), c.System(), ms.m, ms.node
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	if !m.goOwned(func() {
 		links, inc, err := m.dialPool(node)
 		if sys.Inject(self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
 			for _, l := range links {
 				l.Close(errors.New("connection master gone"))
 			}
 		}
-	}()
+	}) {
+		ms.building = false
+	}
 }
 
 // dialPool links to the peer's current incarnation and dials one pool
@@ -190,7 +190,9 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 		proxies = append(proxies, pid)
 		ms.proxies[pid] = true
 	}
-	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies)
+	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies, remote.PoolOptions{
+		QueueBytes: ms.m.cfg.ProxyQueueBytes, FailFast: ms.m.cfg.Policy == actor.FailFast,
+	})
 	if err != nil || len(proxies) != len(b.links) {
 		for pid := range ms.proxies {
 			c.Stop(pid)

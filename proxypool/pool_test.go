@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -324,4 +325,80 @@ func sinkCountLocal(b *tnode) int64 {
 		panic(err)
 	}
 	return v.(*testpb.Echo).N
+}
+
+func TestRepliesQueuedInADyingPoolAreReroutedNotLost(t *testing.T) {
+	// b calls a; a's replies go through a's pool toward b. Hold a's proxy
+	// links so replies queue there, then kill those links: the replies
+	// must still reach b (natively), or b's calls would wait forever.
+	b := startNode(t, "b", nodeOpts{poolSize: 1})
+	a := startNode(t, "a", nodeOpts{poolSize: 1, cfg: Config{ManualConnect: true}, seeds: []string{"b=" + b.n.Addr()}})
+	var mu sync.Mutex
+	var links []*remote.PoolLink
+	h := newHolder()
+	t.Cleanup(h.open)
+	a.pool.onLink = func(l *remote.PoolLink) {
+		mu.Lock()
+		links = append(links, l)
+		mu.Unlock()
+		h.hook(l)
+	}
+	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
+	waitStatus(t, a.pool, "b", Connected)
+	waitStatus(t, b.pool, "a", Connected) // b's calls travel through b's pool
+
+	const calls = 10
+	res := make(chan error, calls)
+	for range calls {
+		go func() {
+			_, err := b.sys.NewSender().Call(context.Background(), "a", "echo", &testpb.Echo{Text: "x"})
+			res <- err
+		}()
+	}
+	eventually(t, "every reply handed to a's pool, one batch held in its write", func() bool {
+		return h.entered.Load() == 1 && a.n.Stats().RepliesPooled == calls
+	})
+	mu.Lock()
+	for _, l := range links {
+		l.Close(errors.New("test: pool link killed"))
+	}
+	mu.Unlock()
+	h.open()
+	for range calls {
+		select {
+		case err := <-res:
+			require.NoError(t, err, "the reply was rerouted")
+		case <-time.After(20 * time.Second):
+			t.Fatal("a caller was left waiting: its reply was lost with the pool")
+		}
+	}
+}
+
+func TestProxyQueueIsBoundedInBytes(t *testing.T) {
+	b := startNode(t, "b", nodeOpts{poolSize: 1})
+	a := startNode(t, "a", nodeOpts{poolSize: 1, cfg: Config{ProxyQueueBytes: 64 << 10, Policy: actor.FailFast, ManualConnect: true}, seeds: []string{"b=" + b.n.Addr()}})
+	h := newHolder()
+	t.Cleanup(h.open)
+	a.pool.onLink = h.hook
+	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
+	waitStatus(t, a.pool, "b", Connected)
+	big := &testpb.Blob{Data: make([]byte, 32<<10)}
+	s := a.sys.NewSender()
+	s.SendNamed("b", "sink", big) // taken and held in its write
+	eventually(t, "held", func() bool { return h.entered.Load() == 1 })
+	var refused atomic.Int64
+	cancel := a.sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
+		if errors.Is(d.Reason, actor.ErrOverloaded) {
+			refused.Add(1)
+		}
+	})
+	defer cancel()
+	for range 100 {
+		s.SendNamed("b", "sink", big)
+	}
+	st := a.pool.Stats("b")
+	require.LessOrEqual(t, st.QueueBytes, int64(64<<10)+int64(33<<10), "bytes stay bounded (64 KiB, plus the message being written)")
+	require.Greater(t, refused.Load(), int64(90), "the overflow is refused, each a counted dead letter")
+	h.open()
+	eventually(t, "the queue drains and its bytes are given back", func() bool { return a.pool.Stats("b").QueueBytes == 0 })
 }

@@ -1,6 +1,7 @@
 package proxypool
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -34,12 +35,12 @@ func (p *proxy) Receive(c *actor.Context) {
 	switch c.Message().(type) {
 	case actor.Started:
 		self, sys, closed := c.Self(), c.System(), p.link.Closed()
-		p.m.wg.Add(1)
-		go func() {
-			defer p.m.wg.Done()
+		if !p.m.goOwned(func() {
 			<-closed
 			_ = sys.Inject(self, linkClosed{}) // fails harmlessly if we are gone
-		}()
+		}) {
+			c.Exit(errors.New("proxypool: the remote layer has closed"))
+		}
 	case linkClosed:
 		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
 	case actor.Stopped:
@@ -82,12 +83,31 @@ func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
 	p.items = items[:0]
 }
 
-// drop counts sends, casts and replies that will not be written as dead
-// letters; calls are answered by the pool's teardown.
+// drop accounts for items that will not be written here: replies are
+// rerouted natively (a caller must never be left waiting), calls are
+// answered by the pool's teardown, sends and casts are dead letters.
 func (p *proxy) drop(c *actor.Context, items []*remote.Outgoing, reason error) {
 	for _, o := range items {
-		if !o.IsCall() {
+		o.Release()
+		if !p.Reclaim(o) {
 			c.System().DeadLetter(actor.PID{Node: o.Node()}, actor.PID{}, o, reason)
 		}
 	}
+}
+
+// Reclaim takes back what is left in the mailbox when the proxy ends:
+// the same rules as drop; only sends and casts become dead letters.
+func (p *proxy) Reclaim(msg any) bool {
+	o, ok := msg.(*remote.Outgoing)
+	if !ok {
+		return false
+	}
+	o.Release()
+	switch {
+	case o.IsCall():
+		return true // its pool's teardown fails it (not sent)
+	case o.IsReply():
+		return o.Reroute()
+	}
+	return false
 }

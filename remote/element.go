@@ -24,6 +24,7 @@ type Element struct {
 	Message  string    // reply: error text
 	Control  *Control  // control frames
 	Reason   string    // goodbye
+	Clean    bool      // goodbye: every call and request taken on this link was answered before it
 }
 
 // Status is a reply's outcome class on the wire.
@@ -153,6 +154,11 @@ func (e *ends) appendBody(dst []byte, el *Element) []byte {
 		dst = e.appendControl(dst, el.Control)
 	case KindGoodbye:
 		dst = appendString(dst, el.Reason)
+		if el.Clean {
+			dst = append(dst, 1)
+		} else {
+			dst = append(dst, 0)
+		}
 	}
 	return dst
 }
@@ -229,6 +235,12 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 		el.Control = e.readControl(&d)
 	case KindGoodbye:
 		el.Reason = d.str("reason")
+		switch f := d.u8("clean"); f {
+		case 0, 1:
+			el.Clean = f == 1
+		default:
+			d.malformed("goodbye clean flag %d", f)
+		}
 	case KindBatch:
 		d.malformed("a batch inside a batch")
 	default:

@@ -138,7 +138,7 @@ func FuzzHandshake(f *testing.F) {
 		conn := &pipeConn{r: bytes.NewReader(data)}
 		self := hello{Node: "srv", Inc: 1}
 		if server {
-			_, err := serverHandshake(conn, []byte("cookie"), self, time.Second, func(*hello) string { return "" })
+			_, err := serverHandshake(conn, []byte("cookie"), self, time.Second, func(*hello) string { return "" }, nil)
 			if err == nil {
 				t.Fatal("a handshake without the cookie succeeded")
 			}

@@ -208,8 +208,9 @@ func clientHandshake(conn net.Conn, cookie []byte, self hello, timeout time.Dura
 }
 
 // serverHandshake runs the accepting side. check may refuse the client
-// (a reason string) after its hello and before any proof is sent.
-func serverHandshake(conn net.Conn, cookie []byte, self hello, timeout time.Duration, check func(*hello) string) (hello, error) {
+// (a reason string) after its hello and before any proof is sent; admit,
+// when not nil, may refuse it after its proof and before the welcome.
+func serverHandshake(conn net.Conn, cookie []byte, self hello, timeout time.Duration, check func(*hello) string, admit func(*hello) string) (hello, error) {
 	_ = conn.SetDeadline(time.Now().Add(timeout))
 	defer conn.SetDeadline(time.Time{})
 	msg, err := readMsg(conn)
@@ -260,6 +261,11 @@ func serverHandshake(conn net.Conn, cookie []byte, self hello, timeout time.Dura
 	}
 	if len(d.b) != macSize || !hmac.Equal(d.b, transcriptMAC(cookie, "mailroom/v1/client", self.Nonce, cli.Nonce, &cli, &self)) {
 		return refuse("bad cookie: the client could not prove it knows the cookie")
+	}
+	if admit != nil {
+		if reason := admit(&cli); reason != "" {
+			return refuse(reason)
+		}
 	}
 	if err := writeMsg(conn, []byte{hsContinue}); err != nil {
 		return hello{}, fmt.Errorf("%w: send welcome: %v", ErrHandshake, err)

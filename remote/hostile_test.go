@@ -8,8 +8,11 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -18,23 +21,6 @@ import (
 )
 
 // TestMain (goleak, child nodes) is in remote_test.go: one per binary.
-
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startNode starts an in-process node with the echo function.
 func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
@@ -57,21 +43,6 @@ func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *lo
 		require.NoError(t, sys.Stop(ctx))
 	})
 	return sys, n, logs
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // rawPeer completes a real handshake with n and returns the connection,
@@ -208,7 +179,7 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" })
+		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" }, nil)
 		if err == nil {
 			accepted <- c
 		}
@@ -315,7 +286,7 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
-		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }); err == nil {
+		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }, nil); err == nil {
 			accepted <- c
 		}
 	}()
@@ -362,4 +333,40 @@ func (smallBuffers) Dial(ctx context.Context, addr string) (net.Conn, error) {
 		_ = c.(*net.TCPConn).SetWriteBuffer(4096)
 	}
 	return c, err
+}
+
+type logSink = testutil.LogBuffer
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
+}
+
+func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
+	hb := Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}
+	bsys, b, _ := startNode(t, "b", hb)
+	release := make(chan struct{})
+	var got atomic.Int64
+	// A mailbox of one that blocks: b's link reader waits in delivery.
+	_, err := bsys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if _, ok := c.Message().(*testpb.Echo); ok {
+			<-release
+			got.Add(1)
+		}
+	}).WithMailbox(1, actor.Block), "slow")
+	require.NoError(t, err)
+	asys, a, _ := startNode(t, "a", hb)
+	require.NoError(t, a.Connect(context.Background(), "b", b.Addr()))
+	for range 20 {
+		asys.SendNamed("b", "slow", &testpb.Echo{})
+	}
+	// Ten heartbeat windows with b's reader blocked: the peer is fine.
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		require.Zero(t, b.Stats().FailedByLiveness)
+		require.GreaterOrEqual(t, a.Stats().Links, 1, "a still has its link to b")
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release)
+	waitFor(t, "all 20 delivered", func() bool { return got.Load() == 20 })
 }

@@ -71,7 +71,7 @@ func (n *Node) handle(l *link, el *Element) error {
 	case KindControl:
 		n.inControl(l, el.Control)
 	case KindGoodbye:
-		go n.incarnationGone(l.peer, fmt.Errorf("%s left: %s", l.peer.name, el.Reason))
+		n.onGoodbye(l, el)
 		return errGoodbye
 	}
 	return nil
@@ -90,13 +90,13 @@ func (n *Node) inSend(l *link, el *Element) {
 		n.sys.DeadLetter(to, el.Sender, el.Type, err)
 		return
 	}
-	l.busy.Store(true) // a full mailbox may make us wait: not silence
+	// A full Block mailbox makes the link wait (backpressure), until the
+	// link itself ends.
 	if el.ToName != "" {
-		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, nil)
+		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, nil)
 	} else {
-		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, nil)
+		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, nil)
 	}
-	l.busy.Store(false)
 	if err != nil {
 		n.sys.DeadLetter(to, el.Sender, msg, err)
 	}
@@ -132,9 +132,6 @@ func (n *Node) inCall(l *link, el *Element) {
 	case !ok:
 		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
 		return
-	case n.isDraining():
-		n.refuse(l, id, "call", fn, actor.ErrDraining)
-		return
 	case el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline:
 		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
 		return
@@ -143,11 +140,20 @@ func (n *Node) inCall(l *link, el *Element) {
 	if el.Deadline != 0 {
 		ctx, cancel = context.WithDeadline(context.Background(), time.Unix(0, el.Deadline))
 	}
+	// Admission and the drain meet under the node lock: once Drain has
+	// begun, no call starts (it is refused: not executed) and the
+	// shutdown's wait for running calls cannot race a late Add.
+	if !n.admitCall() {
+		cancel()
+		n.refuse(l, id, "call", fn, actor.ErrDraining)
+		return
+	}
 	if !p.track(id, cancel) {
 		cancel()
+		n.running.Done()
 		return // the caller's incarnation is gone: nobody to answer
 	}
-	n.running.Add(1)
+	l.owed.Add(1)
 	ctr := n.runningCounter(fn)
 	ctr.Add(1)
 	go func() {
@@ -157,6 +163,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
 		p.untrack(id)
 		n.sendReply(l, id, res, err)
+		l.owed.Add(-1)
 	}()
 }
 
@@ -176,17 +183,53 @@ func (n *Node) inRequest(l *link, el *Element) {
 		n.refuse(l, el.ID, "request", target, actor.ErrDeadlineExceeded)
 		return
 	}
-	r := &remoteReplier{n: n, l: l, id: el.ID}
-	l.busy.Store(true)
-	if el.ToName != "" {
-		err = n.sys.DeliverNamed(nil, el.Sender, el.ToName, msg, r)
-	} else {
-		err = n.sys.DeliverLocal(nil, el.Sender, el.To, msg, r)
+	if n.isDraining() {
+		n.refuse(l, el.ID, "request", target, actor.ErrDraining)
+		return
 	}
-	l.busy.Store(false)
+	l.owed.Add(1)
+	r := &remoteReplier{n: n, l: l, id: el.ID}
+	if el.ToName != "" {
+		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, r)
+	} else {
+		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, r)
+	}
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
 	}
+}
+
+// onGoodbye settles what was pending on l: after a clean goodbye every
+// call the peer took from l has been answered on l already, so those still
+// pending were never taken (not executed); otherwise they may have run.
+// The incarnation is gone when its last link ends.
+func (n *Node) onGoodbye(l *link, el *Element) {
+	p := l.peer
+	// From now on nothing new goes to this peer: the link refuses writes,
+	// and connect reports the peer as leaving.
+	if el.Clean {
+		l.goodbye.Store(goodbyeClean)
+	} else {
+		l.goodbye.Store(goodbyeUnclean)
+	}
+	p.mu.Lock()
+	p.leaving = true
+	p.mu.Unlock()
+	reason := fmt.Errorf("%s left: %s", p.name, el.Reason)
+	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {
+		n.stats.failedByLiveness.Add(uint64(failed))
+	}
+}
+
+// admitCall counts a call as running unless the node is draining.
+func (n *Node) admitCall() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.draining {
+		return false
+	}
+	n.running.Add(1)
+	return true
 }
 
 // remoteReplier answers a remote request once.
@@ -200,6 +243,7 @@ type remoteReplier struct {
 func (r *remoteReplier) Reply(msg any, err error) {
 	if r.done.CompareAndSwap(false, true) {
 		r.n.sendReply(r.l, r.id, msg, err)
+		r.l.owed.Add(-1)
 	}
 }
 

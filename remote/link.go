@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -35,24 +36,29 @@ type link struct {
 	spare    []byte
 	seq      uint64 // frames appended
 	closed   bool
+	wclosed  bool // we said goodbye and half-closed: nothing more is written
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
-	wmu      sync.Mutex    // serialises writes to conn
-	closedCh chan struct{} // closed by close()
-	wake     chan struct{} // one slot: the writer has work
-	flushed  atomic.Uint64 // frames whose write has begun (may have left)
-	lastRead atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
-	reads    atomic.Uint64 // frames read; the liveness loop turns changes into lastRead
-	seen     uint64        // reads at the last check (liveness loop only)
-	busy     atomic.Bool   // the reader is delivering a message, not waiting for a frame
-	pongs    atomic.Uint64 // pongs received
-	pings    uint64        // pings enqueued; under mu
-	barriers []barrier     // waiting for pongs; under mu
-	lastSent atomic.Int64  // unix ns
-	stats    linkStats
-	done     chan struct{} // closed when reader and writer have exited
-	wg       sync.WaitGroup
+	wmu         sync.Mutex      // serialises writes to conn
+	closedCh    chan struct{}   // closed by close()
+	ctx         context.Context // cancelled by close(): bounds the reader's waits (a full mailbox)
+	cancel      context.CancelFunc
+	wake        chan struct{} // one slot: the writer has work
+	flushed     atomic.Uint64 // frames whose write has begun (may have left)
+	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
+	reads       atomic.Uint64 // reads that returned bytes, and frames dispatched; the liveness loop turns changes into lastRead
+	dispatching atomic.Bool   // the reader is handling a frame, not waiting on the network
+	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
+	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
+	seen        uint64        // reads at the last check (liveness loop only)
+	pongs       atomic.Uint64 // pongs received
+	pings       uint64        // pings enqueued; under mu
+	barriers    []barrier     // waiting for pongs; under mu
+	lastSent    atomic.Int64  // unix ns
+	stats       linkStats
+	done        chan struct{} // closed when reader and writer have exited
+	wg          sync.WaitGroup
 }
 
 type linkStats struct {
@@ -70,6 +76,7 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer)
 	}
 	l.lastRead.Store(now)
 	l.lastSent.Store(now)
+	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l
 }
 
@@ -122,7 +129,7 @@ func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomi
 		<-room
 		l.mu.Lock()
 	}
-	if l.closed {
+	if l.closed || l.wclosed || l.goodbye.Load() != 0 {
 		l.mu.Unlock()
 		return 0, errLinkClosed
 	}
@@ -187,6 +194,9 @@ func (l *link) writeLoop() {
 		written, err := l.conn.Write(out)
 		l.wmu.Unlock()
 		if err != nil {
+			if l.writeClosed() {
+				continue // after our goodbye: keep reading until the peer hangs up
+			}
 			l.close(fmt.Errorf("write: %w", err))
 			// The frames this write did not hand to the kernel (the one
 			// cut short too) never left: count them like the buffer's.
@@ -206,7 +216,7 @@ func (l *link) writeLoop() {
 
 func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 	defer l.wg.Done()
-	fr := newFrameReader(l.conn, l.node.cfg.MaxFrameSize)
+	fr := newFrameReader(countingReader{l}, l.node.cfg.MaxFrameSize)
 	for {
 		k, body, err := fr.next()
 		if err != nil {
@@ -217,14 +227,31 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 			l.close(readErr(err))
 			return
 		}
-		l.reads.Add(1)
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		if err := dispatch(l, k, body); err != nil {
+		// While we dispatch we do not read: silence then is ours, not the
+		// peer's (its pings wait in our socket), so liveness skips it.
+		l.dispatching.Store(true)
+		err = dispatch(l, k, body)
+		l.dispatching.Store(false)
+		l.reads.Add(1)
+		if err != nil {
 			l.close(err)
 			return
 		}
 	}
+}
+
+// countingReader counts every read that returns bytes: a large frame
+// arriving slowly is progress, not silence.
+type countingReader struct{ l *link }
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.l.conn.Read(p)
+	if n > 0 {
+		c.l.reads.Add(1)
+	}
+	return n, err
 }
 
 func isWireError(err error) bool {
@@ -261,6 +288,7 @@ func (l *link) close(reason error) {
 	close(l.closedCh)
 	l.releaseBarriers(^uint64(0))
 	l.mu.Unlock()
+	l.cancel() // a reader blocked delivering into a full mailbox gives up
 	l.countUnsent(unsent, reason)
 	_ = l.conn.Close()
 	select {
@@ -311,6 +339,33 @@ func frameBoundary(b []byte, n int) int {
 		off += size
 	}
 	return off
+}
+
+const (
+	goodbyeClean   int32 = 1
+	goodbyeUnclean int32 = 2
+)
+
+// halfClose ends our side of the connection (FIN, or TLS close_notify)
+// while the reader keeps reading, for a lingering close. Whatever would
+// be written afterwards (a refusal, a pong) is dropped quietly: the
+// goodbye already told the peer what it needs.
+func (l *link) halfClose() {
+	l.mu.Lock()
+	l.wclosed = true
+	l.buf = nil
+	l.mu.Unlock()
+	if cw, ok := l.conn.(interface{ CloseWrite() error }); ok {
+		l.wmu.Lock()
+		_ = cw.CloseWrite()
+		l.wmu.Unlock()
+	}
+}
+
+func (l *link) writeClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.wclosed
 }
 
 func (l *link) isClosed() bool {

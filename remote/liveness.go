@@ -41,9 +41,7 @@ func (n *Node) checkLinks(now time.Time) {
 		for _, l := range links {
 			// Reading time.Now per frame costs; the reader counts frames
 			// and this loop turns a change into "heard from now".
-			// A reader busy delivering (into a full mailbox that blocks) is
-			// not hearing silence: the peer's frames wait for us.
-			if r := l.reads.Load(); r != l.seen || l.busy.Load() {
+			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 			}

@@ -261,17 +261,29 @@ func (n *Node) accept(conn net.Conn) {
 		conn = tc
 	}
 	self := n.helloFor(roleNative, 0, "", 0)
-	cli, err := serverHandshake(conn, n.cookie, self, n.cfg.HandshakeTimeout, n.checkClient)
+	var l *link
+	var old *peer
+	// The link is registered before the welcome is sent: a node that has
+	// begun closing refuses, so a client never sends on a link this node
+	// will not read.
+	admit := func(cli *hello) string {
+		var err error
+		if l, old, err = n.register(conn, *cli, false); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	cli, err := serverHandshake(conn, n.cookie, self, n.cfg.HandshakeTimeout, n.checkClient, admit)
 	if err != nil {
 		n.stats.handshakeFailures.Add(1)
 		n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "peer", cli.Node, "reason", err)
+		if l != nil {
+			l.close(err) // registered, but the welcome could not be sent
+		}
 		conn.Close()
 		return
 	}
-	if _, err := n.attach(conn, cli, false); err != nil {
-		n.log.Warn("link dropped after handshake", "peer", cli.Node, "reason", err)
-		conn.Close()
-	}
+	n.activate(l, old)
 }
 
 // checkClient refuses a client hello for a reason, or returns "".
@@ -420,6 +432,18 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 // other side's hello; the link's role is the client's (ours when
 // outbound).
 func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
+	l, old, err := n.register(conn, h, outbound)
+	if err != nil {
+		return nil, err
+	}
+	n.activate(l, old)
+	return l, nil
+}
+
+// register binds conn to its peer incarnation under the node lock, so a
+// node that has begun closing admits no link: it refuses instead (before
+// the welcome, for inbound links). The link does not run until activate.
+func (n *Node) register(conn net.Conn, h hello, outbound bool) (*link, *peer, error) {
 	role, worker := h.Role, h.Worker
 	if outbound {
 		role, worker = n.dialRole(conn)
@@ -427,16 +451,16 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
-		return nil, actor.ErrStopped
+		return nil, nil, fmt.Errorf("%w: node %s is shutting down", actor.ErrStopped, n.sys.Name())
 	}
 	s := n.slotLocked(h.Node)
 	if _, dead := s.tomb[h.Inc]; dead {
 		n.mu.Unlock()
-		return nil, fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+		return nil, nil, fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
 	}
 	if role == rolePool && outbound && (s.cur == nil || s.cur.inc != h.Inc) {
 		n.mu.Unlock()
-		return nil, fmt.Errorf("pool link reached incarnation %016x of %s, which is not current", h.Inc, h.Node)
+		return nil, nil, fmt.Errorf("pool link reached incarnation %016x of %s, which is not current", h.Inc, h.Node)
 	}
 	if h.Addr != "" && s.addr == "" {
 		s.addr = h.Addr // a peer that only dialed us can be dialed back
@@ -456,22 +480,26 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
 	l.worker = worker
 	p.addLink(l)
 	n.mu.Unlock()
+	return l, old, nil
+}
+
+// activate runs a registered link: an older incarnation it replaced is
+// gone, the reader and writer start, layers are told.
+func (n *Node) activate(l *link, old *peer) {
+	p := l.peer
 	if old != nil {
-		n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", h.Node, h.Inc))
+		n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", p.name, p.inc))
 	}
 	n.log.Debug("link up", "link", l.String())
 	l.start(n.dispatch)
-	if role == roleNative {
+	if l.role == roleNative {
 		n.announceTo(l) // a peer that joins late learns what we announced
-	}
-	if role == roleNative {
 		n.each(func(h *Hooks) {
 			if h.OnPeer != nil {
 				h.OnPeer(p.info())
 			}
 		})
 	}
-	return l, nil
 }
 
 // dialRole recovers the role of a connection this node dialed.

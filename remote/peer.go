@@ -29,6 +29,7 @@ type peer struct {
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
 	running map[uint64]context.CancelFunc        // its calls executing here
 	gone    bool
+	leaving bool              // it said goodbye on some link: gone when its last link ends
 	drain   bool              // it announced it is draining
 	meta    map[string]string // what it announced
 	ready   <-chan struct{}   // the fence of the pool last published (barrier.go)
@@ -83,12 +84,18 @@ func (p *peer) addLink(l *link) {
 func (p *peer) outLink() *link {
 	p.mu.Lock()
 	l := p.out
-	gone := p.gone
+	gone := p.gone || p.leaving
 	p.mu.Unlock()
 	if gone || l == nil || l.isClosed() {
 		return nil
 	}
 	return l
+}
+
+func (p *peer) isLeaving() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leaving
 }
 
 // anyLink is a live link to this incarnation for control traffic: ours
@@ -107,6 +114,25 @@ func (p *peer) anyLink() *link {
 	return nil
 }
 
+// replyLink is any live link to this incarnation for a reply: ours, one
+// the peer dialed, or a pool link (the peer reads replies on all of them).
+func (p *peer) replyLink() *link {
+	if l := p.anyLink(); l != nil {
+		return l
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone {
+		return nil
+	}
+	for l := range p.links {
+		if !l.isClosed() {
+			return l
+		}
+	}
+	return nil
+}
+
 // pendingCall is a Call or Request waiting for its reply. It is failed by
 // the death of the path it was sent on (via) or of the incarnation.
 type pendingCall struct {
@@ -117,6 +143,9 @@ type pendingCall struct {
 	op    string
 	tg    target
 	start int64 // unix ns when it was made
+	// sentOn is the pool link a pooled call was written to (set by the
+	// proxy before the write), so a goodbye on that link can settle it.
+	sentOn atomic.Pointer[link]
 }
 
 const (
@@ -201,6 +230,30 @@ func (p *peer) failVia(via any, reason error) int {
 	return len(failed)
 }
 
+// failOnLink fails every pending call written to l (natively or by a
+// proxy): after a clean goodbye on l they were not executed, otherwise
+// they may have been.
+func (p *peer) failOnLink(l *link, clean bool, reason error) int {
+	p.mu.Lock()
+	var failed []*pendingCall
+	for id, pc := range p.pending {
+		if pc.via == l || pc.sentOn.Load() == l {
+			failed = append(failed, pc)
+			delete(p.pending, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, pc := range failed {
+		if clean {
+			pc.f.Reply(nil, &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
+				Err: fmt.Errorf("%w: %v before it took the call", actor.ErrDraining, reason), Outcome: actor.NotExecuted})
+		} else {
+			pc.f.Reply(nil, pc.failure(p, reason))
+		}
+	}
+	return len(failed)
+}
+
 // PendingCount is the number of calls and requests waiting on p.
 func (p *peer) pendingCount() int {
 	p.mu.Lock()
@@ -221,14 +274,25 @@ func (n *Node) linkDown(l *link, reason error) {
 		p.out = nil
 	}
 	gone := p.gone
+	lastOfLeaver := p.leaving && len(p.links) == 0
 	p.mu.Unlock()
-	quiet := errors.Is(reason, errLinkClosed) || gone
+	if lastOfLeaver {
+		defer n.incarnationGone(p, fmt.Errorf("%s left (graceful stop)", p.name))
+	}
+	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone
 	if quiet {
 		n.log.Debug("link down", "link", l.String(), "reason", reason)
 	} else {
 		n.log.Warn("link down", "link", l.String(), "reason", reason)
 	}
-	failed := p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
+	var failed int
+	if l.goodbye.Load() == goodbyeClean {
+		// A clean goodbye promised that whatever it had not answered it
+		// never took: so too for calls that crossed the goodbye.
+		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
+	} else {
+		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
+	}
 	if failed > 0 {
 		n.stats.failedByLiveness.Add(uint64(failed))
 	}

@@ -18,6 +18,8 @@ var errPathClosed = errors.New("remote: pool closed")
 // them, in batches, to their PoolLink.
 type Outgoing struct {
 	node  string
+	pool  *Pool
+	held  held // its bytes in its proxy's budget
 	entry []byte
 	call  *pendingCall // calls and requests: marked sent before the write
 	inc   uint64       // the peer incarnation it is meant for
@@ -31,6 +33,42 @@ func (o *Outgoing) Node() string { return o.node }
 // teardown answers (the others become dead letters if dropped).
 func (o *Outgoing) IsCall() bool { return o.call != nil }
 
+// Release gives its bytes back to its proxy's budget: the proxy calls it
+// once the message has left (written, dropped or rerouted). Idempotent.
+func (o *Outgoing) Release() { o.held.release() }
+
+// IsReply reports whether it is a reply to a call from the peer.
+func (o *Outgoing) IsReply() bool { return o.reply }
+
+// Reroute sends a reply its proxy could not write on any live link to the
+// caller's incarnation (every link of a peer carries replies), so a pool
+// that died under it never leaves the caller waiting. False for anything
+// but a reply, or when no link is left (counted as a dropped reply).
+func (o *Outgoing) Reroute() bool {
+	if !o.reply || o.pool == nil || len(o.entry) < 5 {
+		return false
+	}
+	p := o.pool.peer
+	l := p.replyLink()
+	if l == nil {
+		o.pool.n.stats.repliesDropped.Add(1)
+		return false
+	}
+	// A batch entry is kind, u32 length, body; a frame is u32 length of
+	// kind+body, kind, body.
+	body := o.entry[5:]
+	frame := make([]byte, frameHeader+1+len(body))
+	putU32(frame, uint32(len(body)+1))
+	frame[frameHeader] = o.entry[0]
+	copy(frame[frameHeader+1:], body)
+	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
+		o.pool.n.stats.repliesDropped.Add(1)
+		return false
+	}
+	o.pool.n.stats.repliesNative.Add(1)
+	return true
+}
+
 // Pool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
 // sends, casts, calls and requests to that node go through it, sharded by
@@ -43,13 +81,35 @@ type Pool struct {
 	peer    *peer
 	ends    ends
 	proxies []actor.PID
+	budgets []*budget // per proxy, nil when unbounded in bytes
+	block   bool      // a full budget makes senders wait (else ErrOverloaded)
 	closed  atomic.Bool
 	stats   *PoolStats
+}
+
+// PoolOptions bound a published pool.
+type PoolOptions struct {
+	// QueueBytes bounds the encoded bytes waiting in each proxy; 0 is
+	// unbounded. A single message larger than it still goes through an
+	// empty queue.
+	QueueBytes int
+	// FailFast makes a full proxy refuse with actor.ErrOverloaded instead
+	// of making the sender wait.
+	FailFast bool
 }
 
 // Node is the peer node's name; Incarnation the incarnation it serves.
 func (pl *Pool) Node() string        { return pl.node }
 func (pl *Pool) Incarnation() uint64 { return pl.inc }
+
+// QueuedBytes is what waits in the pool's proxies now (bounded pools).
+func (pl *Pool) QueuedBytes() int64 {
+	var n int64
+	for _, b := range pl.budgets {
+		n += b.bytes()
+	}
+	return n
+}
 
 // Proxies are the proxy actors, by worker index.
 func (pl *Pool) Proxies() []actor.PID { return append([]actor.PID(nil), pl.proxies...) }
@@ -112,7 +172,7 @@ func (n *Node) PoolStatsFor(node string) *PoolStats {
 // Publish makes proxies the pool for node's incarnation inc. It fails if
 // inc is not node's current incarnation. A pool published earlier for
 // node is unpublished.
-func (n *Node) Publish(node string, inc uint64, proxies []actor.PID) (*Pool, error) {
+func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOptions) (*Pool, error) {
 	if len(proxies) == 0 {
 		return nil, fmt.Errorf("remote: publish pool for %s: no proxies", node)
 	}
@@ -128,6 +188,12 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID) (*Pool, err
 		n: n, node: node, inc: inc, peer: p, stats: stats,
 		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc},
 		proxies: append([]actor.PID(nil), proxies...),
+		block:   !opts.FailFast,
+	}
+	if opts.QueueBytes > 0 {
+		for range proxies {
+			pool.budgets = append(pool.budgets, newBudget(opts.QueueBytes))
+		}
 	}
 	n.mu.Unlock()
 	// No native send may come between the route change and the fence.
@@ -163,6 +229,9 @@ func (n *Node) Unpublish(pool *Pool, reason error) {
 func (n *Node) closePool(pool *Pool, reason error) {
 	if !pool.closed.CompareAndSwap(false, true) {
 		return
+	}
+	for _, b := range pool.budgets {
+		b.close() // senders waiting for room fall back to the native path
 	}
 	failed := pool.peer.failVia(pool, fmt.Errorf("pool to %s torn down: %v", pool.node, reason))
 	n.stats.failedByLiveness.Add(uint64(failed))
@@ -204,14 +273,25 @@ func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) er
 	if pl.closed.Load() {
 		return errPathClosed
 	}
-	out := &Outgoing{node: pl.node, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
+	out := &Outgoing{node: pl.node, pool: pl, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
 	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
-	proxy := pl.proxies[mix(key)%uint64(len(pl.proxies))]
+	i := mix(key) % uint64(len(pl.proxies))
+	proxy := pl.proxies[i]
+	if pl.budgets != nil {
+		b := pl.budgets[i]
+		if err := b.acquire(len(out.entry), pl.block, force); err != nil {
+			return err
+		}
+		out.held = held{b: b, n: len(out.entry)}
+	}
 	var err error
 	if force {
 		err = pl.n.sys.Inject(proxy, out)
 	} else {
 		err = pl.n.sys.DeliverLocal(nil, actor.PID{}, proxy, out, nil)
+	}
+	if err != nil {
+		out.Release()
 	}
 	switch {
 	case err == nil:

@@ -91,6 +91,12 @@ func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 		}
 	}
 	inc, max := pl.l.ends.peerInc, pl.n.cfg.MaxFrameSize
+	all := items
+	defer func() {
+		for _, it := range all {
+			it.Release() // written or not, they have left the queue
+		}
+	}()
 	b := pl.buf[:0]
 	for len(items) > 0 {
 		// Take as many items as fit in one frame (at least one).
@@ -115,6 +121,9 @@ func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 			case it.call != nil && !it.call.markSent():
 				// failed as not sent already; it must not run
 			default:
+				if it.call != nil {
+					it.call.sentOn.Store(pl.l)
+				}
 				keep = append(keep, it)
 			}
 		}
@@ -148,13 +157,16 @@ func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
 // writeNow writes one frame synchronously, serialised with the writer
 // goroutine (heartbeats, cancels).
 func (l *link) writeNow(b []byte) error {
-	if l.isClosed() {
+	if l.isClosed() || l.writeClosed() {
 		return errLinkClosed
 	}
 	l.wmu.Lock()
 	_, err := l.conn.Write(b)
 	l.wmu.Unlock()
 	if err != nil {
+		if l.writeClosed() {
+			return errLinkClosed
+		}
 		err = fmt.Errorf("write: %w", err)
 		l.close(err)
 		return err

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/testutil"
+
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -42,21 +44,6 @@ func remotePID(t *testing.T, sys *actor.System, node, name string) actor.PID {
 	pid, err := actor.ParsePID(v.(*testpb.Echo).Text)
 	require.NoError(t, err)
 	return pid
-}
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(15 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 func TestCallCastAcrossProcesses(t *testing.T) {
@@ -372,4 +359,10 @@ func TestConfigValidation(t *testing.T) {
 	require.ErrorContains(t, err, "MaxFrameSize is 10")
 	_, err = remote.Start(sys, remote.Config{Cookie: "c", Seeds: []string{"bad"}})
 	require.ErrorContains(t, err, `seed "bad"`)
+}
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

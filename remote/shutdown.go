@@ -48,10 +48,12 @@ func (n *Node) shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("remote: stop: calls still running: %w", ctx.Err()))
 	}
+	n.waitOwed(ctx)
 	n.mu.Lock()
 	n.closing = true
 	n.mu.Unlock()
 	peers := n.livePeers()
+	var said []*link
 	for _, p := range peers {
 		p.mu.Lock()
 		links := make([]*link, 0, len(p.links))
@@ -60,12 +62,21 @@ func (n *Node) shutdown(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		for _, l := range links {
-			seq, err := l.enqueueEl(&Element{Kind: KindGoodbye, Reason: "node stopping"}, false, nil)
+			// Clean: everything taken from this link is answered on it
+			// already, so what the peer still waits for was never taken.
+			clean := l.owed.Load() == 0
+			seq, err := l.enqueueEl(&Element{Kind: KindGoodbye, Reason: "node stopping", Clean: clean}, false, nil)
 			if err == nil {
 				waitFlushed(ctx, l, seq)
+				l.halfClose()
+				said = append(said, l)
 			}
 		}
 	}
+	// A lingering close: the peer closes each link once it has read our
+	// goodbye. Closing first, with its frames unread in our buffer, would
+	// make the kernel reset the connection and drop the goodbye.
+	lingerFor(ctx, said, time.Second)
 	for _, p := range peers {
 		n.incarnationGoneQuiet(p, errors.New("local node stopping"))
 	}
@@ -75,6 +86,49 @@ func (n *Node) shutdown(ctx context.Context) error {
 	n.closeAll()
 	n.sys.SetTransport(nil)
 	return errors.Join(errs...)
+}
+
+// waitOwed waits until every request taken from a link has been answered,
+// so goodbyes can be clean: within ctx and at most 5 s (an actor may never
+// answer; then the goodbye says so and its callers get node down).
+func (n *Node) waitOwed(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		owed := int64(0)
+		for _, p := range n.livePeers() {
+			p.mu.Lock()
+			for l := range p.links {
+				owed += l.owed.Load()
+			}
+			p.mu.Unlock()
+		}
+		if owed == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// lingerFor waits until every link in ls has ended, at most d.
+func lingerFor(ctx context.Context, ls []*link, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, l := range ls {
+		select {
+		case <-l.done:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // waitFlushed waits briefly for a frame to reach the kernel.

@@ -65,13 +65,20 @@ func (n *Node) Stats() Stats {
 	return s
 }
 
+// livePeers are the current incarnations not yet gone.
 func (n *Node) livePeers() []*peer {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]*peer, 0, len(n.slots))
+	cur := make([]*peer, 0, len(n.slots))
 	for _, s := range n.slots {
 		if s.cur != nil {
-			out = append(out, s.cur)
+			cur = append(cur, s.cur)
+		}
+	}
+	n.mu.Unlock()
+	out := cur[:0]
+	for _, p := range cur {
+		if !p.isGone() {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/stretchr/testify/require"
@@ -43,40 +44,6 @@ func stopOnCleanup(t testing.TB, sys *actor.System) {
 		defer cancel()
 		require.NoError(t, sys.Stop(ctx))
 	})
-}
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex // protects buf
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// eventually polls cond until it holds or 10s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -262,4 +229,12 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
+}
+
+type logBuffer = testutil.LogBuffer
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

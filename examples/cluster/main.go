@@ -1,11 +1,3 @@
-// Command cluster runs three nodes in separate processes on one Consul
-// agent: alpha (this process), beta and gamma (child processes). It kills
-// gamma with SIGKILL while alpha has calls running on it, shows alpha and
-// beta noticing through Consul, the calls failing as "may have executed",
-// and gamma coming back as a new incarnation that everyone discovers.
-//
-// It needs a Consul agent: `make demo-cluster` starts one
-// (scripts/consul.sh run -- go run ./examples/cluster).
 package main
 
 import (
@@ -56,12 +48,17 @@ func main() {
 // start makes a node on Consul with a proxy pool; it prints the events it
 // sees, prefixed with its name.
 func start(name, addr string) (*actor.System, *remote.Node, error) {
+	sys, node, _, err := startPools(name, addr)
+	return sys, node, err
+}
+
+func startPools(name, addr string) (*actor.System, *remote.Node, *proxypool.Manager, error) {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := sys.RegisterTypes(&durationpb.Duration{}, &wrapperspb.StringValue{}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	_ = sys.Register("work", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 		select {
@@ -73,21 +70,22 @@ func start(name, addr string) (*actor.System, *remote.Node, error) {
 	})
 	consul, err := discovery.NewConsul(discovery.ConsulConfig{Address: addr, Service: service, TTL: ttl, Logger: actor.DiscardLogger()})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	node, err := remote.Start(sys, remote.Config{Cookie: cookie, Discovery: consul})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	node.AddHooks(remote.Hooks{OnMember: func(ev discovery.Event) {
 		if ev.Member.Node != name {
 			fmt.Printf("[%s] discovery: %s %s (incarnation %016x)\n", name, ev.Member.Node, ev.Type, ev.Member.Incarnation)
 		}
 	}})
-	if _, err := proxypool.Start(node, proxypool.Config{}); err != nil {
-		return nil, nil, err
+	pools, err := proxypool.Start(node, proxypool.Config{})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return sys, node, nil
+	return sys, node, pools, nil
 }
 
 // child runs beta or gamma until its stdin closes.
@@ -126,7 +124,7 @@ func (p *proc) stop() { _ = p.stdin.Close(); _ = p.cmd.Wait() }
 
 func run(addr string) error {
 	ctx := context.Background()
-	sys, node, err := start("alpha", addr)
+	sys, node, pools, err := startPools("alpha", addr)
 	if err != nil {
 		return err
 	}
@@ -197,6 +195,12 @@ func run(addr string) error {
 		return err
 	}
 	fmt.Printf("[alpha] gamma is now %016x (was %016x); a call to it: %s\n", again.Incarnation, first.Incarnation, v.(*wrapperspb.StringValue).Value)
+	for _, peer := range []string{"beta", "gamma"} {
+		info, _ := pools.ConnectionInfo(peer)
+		st := pools.Stats(peer)
+		fmt.Printf("[alpha] pool to %s: %s, %d proxies, built %d times; %d batches, %d messages (mean %.1f), %d bytes, queue %d, dead letters %d\n",
+			peer, info.Status, info.Proxies, info.Builds, st.Batches, st.Messages, st.MeanBatch, st.Bytes, st.QueueDepth, st.DeadLetters)
+	}
 	fmt.Println("== stopping everyone gracefully (each deregisters)")
 	return nil
 }

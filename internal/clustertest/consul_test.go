@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/testutil"
+
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/consultest"
@@ -85,21 +87,6 @@ func (e *events) wait(t *testing.T, typ discovery.EventType, node string, inc ui
 		return ok
 	})
 	return at
-}
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
 }
 
 // cluster is a local node "a" and its proxy pool, on Consul.
@@ -302,4 +289,10 @@ func TestAgentRestartLeadsToReRegistration(t *testing.T) {
 	eventually(t, "registered again, same incarnation", registered)
 	require.False(t, sys.Stopping(), "an agent restart is not a death")
 	_ = node
+}
+
+// eventually polls cond until it holds (internal/testutil).
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	testutil.Eventually(t, what, cond)
 }

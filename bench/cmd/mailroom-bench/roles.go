@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/mailroom-go/mailroom/bench/internal/ctl"
+	"github.com/mailroom-go/mailroom/bench/internal/mrnode"
+	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
+	"github.com/mailroom-go/mailroom/bench/internal/panode"
+	"github.com/mailroom-go/mailroom/bench/internal/rawtcp"
+)
+
+// runRole runs this process as the child role named in its environment,
+// and reports whether it was one.
+func runRole() (bool, error) {
+	role := os.Getenv(ctl.EnvRole)
+	if role == "" {
+		return false, nil
+	}
+	raw := []byte(os.Getenv(ctl.EnvConfig))
+	node := func(run func(nodeapi.Config) error) error {
+		var cfg nodeapi.Config
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return fmt.Errorf("%s: bad config: %w", role, err)
+		}
+		return run(cfg)
+	}
+	switch role {
+	case nodeapi.RoleMailroomReceiver:
+		return true, node(mrnode.RunReceiver)
+	case nodeapi.RoleMailroomSender:
+		return true, node(mrnode.RunSender)
+	case nodeapi.RoleProtoactorReceiver:
+		return true, node(panode.RunReceiver)
+	case nodeapi.RoleProtoactorSender:
+		return true, node(panode.RunSender)
+	case nodeapi.RoleRawReceiver, nodeapi.RoleRawSender:
+		var cfg nodeapi.RawConfig
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return true, fmt.Errorf("%s: bad config: %w", role, err)
+		}
+		if role == nodeapi.RoleRawReceiver {
+			return true, rawtcp.RunReceiver(cfg)
+		}
+		return true, rawtcp.RunSender(cfg)
+	}
+	return true, fmt.Errorf("unknown role %q", role)
+}

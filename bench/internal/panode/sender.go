@@ -1,0 +1,158 @@
+package panode
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/mailroom-go/mailroom/bench/benchpb"
+	"github.com/mailroom-go/mailroom/bench/internal/ctl"
+	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
+	"github.com/mailroom-go/mailroom/bench/internal/pacer"
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
+	"github.com/mailroom-go/mailroom/bench/internal/stats"
+	"github.com/mailroom-go/mailroom/bench/internal/tally"
+	"google.golang.org/protobuf/proto"
+)
+
+// callTimeout bounds one RequestFuture: protoactor requires a timeout.
+// Long enough never to fire in a healthy point; a fired one is an error.
+const callTimeout = 2 * time.Minute
+
+// driver is what every writer of a sender shares.
+type driver struct {
+	op      string
+	payload proto.Message
+	targets []*actor.PID // receivers, by writer
+	wheel   *pacer.Wheel
+	calls   *tally.Tally
+	lat     stats.Hist
+	errs    atomic.Int64
+	first   atomic.Value
+}
+
+type run struct {
+	n     int
+	pace  time.Duration
+	first time.Time
+}
+
+type tick struct{}
+
+type writer struct {
+	i    int
+	d    *driver
+	plan pacer.Plan
+}
+
+func (w *writer) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case run:
+		if m.pace == 0 {
+			for range m.n {
+				w.d.do(c, w.i)
+			}
+			return
+		}
+		w.plan = pacer.Plan{Left: m.n, Due: m.first, Pace: m.pace}
+		w.d.wheel.At(m.first, int32(w.i))
+	case tick:
+		w.d.do(c, w.i)
+		if next, ok := w.plan.Next(time.Now()); ok {
+			w.d.wheel.At(next, int32(w.i))
+		}
+	}
+}
+
+// do performs one operation of writer i. Cast has no protoactor
+// equivalent: it is a send to the counting actor.
+func (d *driver) do(c actor.Context, i int) {
+	switch d.op {
+	case spec.OpSend, spec.OpCast:
+		c.Send(d.targets[i], d.payload)
+	case spec.OpCall:
+		t0 := time.Now()
+		_, err := c.RequestFuture(d.targets[i], d.payload, callTimeout).Result()
+		d.lat.Record(time.Since(t0))
+		if err != nil {
+			d.errs.Add(1)
+			d.first.CompareAndSwap("", err.Error())
+		}
+		d.calls.Hit(i)
+	}
+}
+
+// RunSender runs the sender role until the controller says quit.
+func RunSender(cfg nodeapi.Config) error {
+	s := cfg.Spec
+	b := start()
+	baseRSS := nodeapi.RSS()
+	payload, err := benchpb.Payload(s.Payload)
+	if err != nil {
+		return err
+	}
+	d := &driver{op: s.Op, payload: payload, targets: make([]*actor.PID, s.Writers), calls: tally.New(s.Writers)}
+	d.first.Store("")
+	writers := make([]*actor.PID, s.Writers)
+	for i := range s.Writers {
+		d.targets[i] = actor.NewPID(cfg.Peer, nodeapi.ReceiverName(i))
+		w := &writer{i: i, d: d}
+		writers[i] = b.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w }))
+	}
+	stopWheel := func() {}
+	if s.Paced() {
+		d.wheel, err = pacer.New(time.Millisecond, 2*s.Pace+5*time.Second, func(id int32) { b.sys.Root.Send(writers[id], tick{}) })
+		if err != nil {
+			return err
+		}
+		wctx, wcancel := context.WithCancel(context.Background())
+		go d.wheel.Run(wctx)
+		stopWheel = wcancel
+	}
+	defer stopWheel()
+	h := map[string]ctl.Handler{
+		nodeapi.CmdArm: func(arg json.RawMessage) (any, error) {
+			var a nodeapi.Arm
+			if err := nodeapi.Decode(arg, &a); err != nil {
+				return nil, err
+			}
+			d.calls.Arm(a.PerWriter, 0)
+			d.lat.Reset()
+			d.errs.Store(0)
+			b.arm()
+			return nil, nil
+		},
+		nodeapi.CmdStart: func(arg json.RawMessage) (any, error) {
+			var a nodeapi.Start
+			if err := nodeapi.Decode(arg, &a); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			pace := time.Duration(a.PaceNs)
+			for i, pid := range writers {
+				r := run{n: a.PerWriter, pace: pace}
+				if pace > 0 {
+					r.first = pacer.FirstDue(t0, i, len(writers), pace)
+				}
+				b.sys.Root.Send(pid, r)
+			}
+			return nodeapi.Started{StartNs: t0.UnixNano()}, nil
+		},
+		nodeapi.CmdStatus: func(json.RawMessage) (any, error) {
+			return nodeapi.Status{Connected: true, Tally: d.calls.Read(), Errors: d.errs.Load() + b.failures()}, nil
+		},
+		nodeapi.CmdStats: func(json.RawMessage) (any, error) {
+			st := nodeapi.Stats{Errors: d.errs.Load() + b.failures(), Executed: d.calls.Read().Count}
+			st.LatP50Ns, st.LatP99Ns, st.LatMaxNs = int64(d.lat.Quantile(0.5)), int64(d.lat.Quantile(0.99)), int64(d.lat.Max())
+			st.Note = d.first.Load().(string)
+			return st, nil
+		},
+	}
+	nodeapi.AddProfiling(h)
+	err = ctl.Serve(nodeapi.Ready{Addr: b.sys.Address(), BaseRSS: baseRSS}, h)
+	stopWheel()
+	b.stop()
+	return err
+}

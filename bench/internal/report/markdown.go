@@ -1,0 +1,306 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Markdown writes the report body (no top-level title): how it was run,
+// the targets, the raw-TCP reference, a table per operation, resources,
+// batch sizes, plots (image paths prefixed with imgPrefix) and the
+// measurement notes.
+func Markdown(w io.Writer, res *Result, plots []Plot, imgPrefix string) {
+	m := res.Machine
+	fmt.Fprintf(w, "Command: `%s`. Machine: %s, %d cores, %d GiB, Linux %s, %s. Started %s, %s wall clock.\n\n",
+		res.Command, m.CPU, m.Cores, m.MemoryGiB, m.Kernel, m.Go, res.Started, dur(res.WallS))
+	targets(w, res)
+	if len(res.RawTCP.MsgsPerS) > 0 {
+		r := res.RawTCP
+		fmt.Fprintf(w, "## Raw TCP reference\n\n%d-byte frames (a mailroom send of the data payload), pre-encoded, written over loopback between two processes with no runtime; the receiver walks every length prefix. Median of %d rounds.\n\n", r.FrameBytes, r.Rounds)
+		fmt.Fprintf(w, "| connections | frames/s, %d KiB writes | frames/s, one frame per write |\n|--:|--:|--:|\n", r.WriteBytes>>10)
+		for _, c := range []string{"1", "2"} {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", c, num(r.MsgsPerS[c]), num(r.UnbatchedMsgsPerS[c]))
+		}
+		fmt.Fprintln(w)
+	}
+	unpaced(w, res.Points)
+	paced(w, res.Points)
+	resources(w, res.Points)
+	failures(w, res.Rounds)
+	batches(w, res.Points)
+	if len(plots) > 0 {
+		fmt.Fprintf(w, "## Plots\n\n")
+		for _, p := range plots {
+			fmt.Fprintf(w, "![%s](%s%s)\n\n", p.Title, imgPrefix, p.File)
+		}
+	}
+	fmt.Fprintf(w, "## How it was measured\n\n")
+	for _, n := range res.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+	fmt.Fprintln(w)
+}
+
+func targets(w io.Writer, res *Result) {
+	t := res.Targets
+	fmt.Fprintf(w, "## Targets\n\n| target | measured | goal | |\n|---|--:|--:|---|\n")
+	row := func(name string, v float64, goal float64, unit string) {
+		got := "n/a"
+		verdict := ""
+		if v > 0 {
+			verdict = "missed"
+			if v >= goal {
+				verdict = "met"
+			}
+			if unit == "%" {
+				got = fmt.Sprintf("%.1f %%", 100*v)
+			} else {
+				got = fmt.Sprintf("%.2f×", v)
+			}
+		}
+		g := fmt.Sprintf("≥ %.0f×", goal)
+		if unit == "%" {
+			g = fmt.Sprintf("≥ %.0f %%", 100*goal)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, got, g, verdict)
+	}
+	row("unpaced send, 1,000 writers, data: pooled / protoactor", t.SendPooledOverProtoactor, 3, "x")
+	row("unpaced send, 1,000 writers, data: pooled / raw TCP (1 connection)", t.SendPooledOverRawTCP, 0.30, "%")
+	row("unpaced call, 1,000 writers, data: pooled / protoactor", t.CallPooledOverProtoactor, 5, "x")
+	if t.PacedWriters > 0 {
+		n := group(t.PacedWriters)
+		row("paced send, "+n+" writers: pooled / intended", t.PacedPooledFraction, 0.95, "%")
+		name := fmt.Sprintf("paced send, %s writers: pooled / native (native at %.0f %% of intended)", n, 100*t.PacedNativeFraction)
+		row(name, t.PacedPooledOverNative, 2, "x")
+	}
+	if len(t.PooledKiBPerWriter) > 0 {
+		var ks []string
+		for k := range t.PooledKiBPerWriter {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool { return atoi(ks[i]) < atoi(ks[j]) })
+		var parts []string
+		for _, k := range ks {
+			parts = append(parts, fmt.Sprintf("%s: %.2f", group(atoi(k)), t.PooledKiBPerWriter[k]))
+		}
+		fmt.Fprintf(w, "| memory per writer, paced pooled send (KiB, both processes, by writers) | %s | flat | |\n", strings.Join(parts, "; "))
+	}
+	if len(t.PooledMarginalKiBPerWriter) > 0 {
+		var ks []string
+		for k := range t.PooledMarginalKiBPerWriter {
+			ks = append(ks, k)
+		}
+		sort.Slice(ks, func(i, j int) bool { return atoi(strings.Split(ks[i], "-")[0]) < atoi(strings.Split(ks[j], "-")[0]) })
+		var parts []string
+		for _, k := range ks {
+			lo, hi, _ := strings.Cut(k, "-")
+			parts = append(parts, fmt.Sprintf("%s→%s: %.2f", group(atoi(lo)), group(atoi(hi)), t.PooledMarginalKiBPerWriter[k]))
+		}
+		fmt.Fprintf(w, "| marginal memory per added writer, paced pooled send (KiB, both processes) | %s | flat | |\n", strings.Join(parts, "; "))
+	}
+	fmt.Fprintln(w)
+}
+
+func unpaced(w io.Writer, points []Point) {
+	for _, op := range []string{"send", "cast", "call"} {
+		type key struct {
+			payload string
+			writers int
+		}
+		var keys []key
+		seen := map[key]bool{}
+		for _, p := range points {
+			k := key{p.Payload, p.Writers}
+			if p.Op == op && p.PaceMs == 0 && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## Unpaced %s\n\nWriters as fast as they can; %ss per second counted at completion (median of rounds).\n\n", op, op)
+		fmt.Fprintf(w, "| payload | writers | native | pooled | protoactor | pooled / native | pooled / protoactor |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		for _, k := range keys {
+			n, _ := Find(points, op, "native", k.payload, k.writers, false)
+			p, _ := Find(points, op, "pooled", k.payload, k.writers, false)
+			a, _ := Find(points, op, "protoactor", k.payload, k.writers, false)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", k.payload, group(k.writers),
+				num(n.AchievedPerS), num(p.AchievedPerS), num(a.AchievedPerS), ratio(p.AchievedPerS, n.AchievedPerS), ratio(p.AchievedPerS, a.AchievedPerS))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func paced(w io.Writer, points []Point) {
+	for _, op := range []string{"send", "cast", "call"} {
+		var writers []int
+		var pace float64
+		seen := map[int]bool{}
+		for _, p := range points {
+			if p.Op == op && p.PaceMs > 0 && p.Payload == "data" && !seen[p.Writers] {
+				seen[p.Writers], pace = true, p.PaceMs
+				writers = append(writers, p.Writers)
+			}
+		}
+		if len(writers) == 0 {
+			continue
+		}
+		sort.Ints(writers)
+		any0, _ := Find(points, op, "pooled", "data", writers[0], true)
+		fmt.Fprintf(w, "## Paced %s\n\nEvery writer does %d %ss of the data payload, one every %s ms: the intended rate is writers / pace and the ideal time %.0f s. Nothing is dropped; a slow point is a long one.\n\n",
+			op, any0.PerWriter, op, ftoa(pace), any0.IdealS)
+		fmt.Fprintf(w, "| writers | intended/s | native/s | pooled/s | protoactor/s | pooled / native | pooled, %% of intended |\n|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, n := range writers {
+			nv, _ := Find(points, op, "native", "data", n, true)
+			pv, okp := Find(points, op, "pooled", "data", n, true)
+			av, _ := Find(points, op, "protoactor", "data", n, true)
+			intended := math.Max(math.Max(nv.IntendedPerS, pv.IntendedPerS), av.IntendedPerS)
+			frac := "–"
+			if okp {
+				frac = fmt.Sprintf("%.1f %%", 100*pv.AchievedFrac)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", group(n), num(intended), num(nv.AchievedPerS), num(pv.AchievedPerS), num(av.AchievedPerS), ratio(pv.AchievedPerS, nv.AchievedPerS), frac)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func resources(w io.Writer, points []Point) {
+	fmt.Fprintf(w, "## Resources per point\n\n")
+	fmt.Fprintf(w, "| op | path | payload | writers | pace ms | elapsed s (ideal) | sender RSS MB | receiver RSS MB | KiB/writer | CPU s/M | wire B/msg | runtime B/msg | mean batch | call p50 / p99 ms | errors |\n")
+	fmt.Fprintf(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, p := range points {
+		el := fmt.Sprintf("%.2f", p.ElapsedS)
+		if p.IdealS > 0 {
+			el += fmt.Sprintf(" (%.0f)", p.IdealS)
+		}
+		lat, batch, rt := "–", "–", "–"
+		if p.LatP50Ms > 0 {
+			lat = fmt.Sprintf("%.2f / %.2f", p.LatP50Ms, p.LatP99Ms)
+		}
+		if p.MeanBatch > 0 {
+			batch = fmt.Sprintf("%.1f", p.MeanBatch)
+		}
+		if p.RuntimeBytesPerM > 0 {
+			rt = fmt.Sprintf("%.0f", p.RuntimeBytesPerM)
+		}
+		errs := fmt.Sprint(p.Errors)
+		switch {
+		case failed(p):
+			errs = "failed"
+		case p.TimedOut:
+			errs += " (timed out)"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %.0f | %s | %s | %s | %s |\n",
+			p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), el, p.SenderRSSMB, p.ReceiverRSSMB, p.KiBPerWriter,
+			p.CPUSPerMillion, p.WireBytesPerMsg, rt, batch, lat, errs)
+	}
+	fmt.Fprintln(w)
+}
+
+// failures lists every round that failed or counted errors, with why.
+func failures(w io.Writer, rounds []Point) {
+	var bad []Point
+	for _, p := range rounds {
+		if failed(p) || p.Errors > 0 || p.TimedOut {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Failures and errors\n\nEvery round that failed or counted errors (the node logs say more).\n\n| op | path | payload | writers | pace ms | round | errors | what happened |\n|---|---|---|--:|--:|--:|--:|---|\n")
+	for _, p := range bad {
+		note := strings.ReplaceAll(p.Note, "|", "/")
+		if len(note) > 300 {
+			note = note[:300] + "…"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %d | %s |\n", p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.Round, p.Errors, note)
+	}
+	fmt.Fprintln(w)
+}
+
+func batches(w io.Writer, points []Point) {
+	var rows []Point
+	for _, p := range points {
+		if len(p.BatchHist) > 0 {
+			rows = append(rows, p)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	n := len(rows[0].BatchHist)
+	fmt.Fprintf(w, "## Batch sizes, pooled path\n\nShare of batch frames (sender toward receiver) by messages per batch.\n\n| op | payload | writers | pace ms | mean |")
+	for i := range n {
+		fmt.Fprintf(w, " %s |", bucketName(i, n))
+	}
+	fmt.Fprintf(w, "\n|---|---|--:|--:|--:|%s\n", strings.Repeat("--:|", n))
+	for _, p := range rows {
+		var total uint64
+		for _, c := range p.BatchHist {
+			total += c
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f |", p.Op, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.MeanBatch)
+		for _, c := range p.BatchHist {
+			if c == 0 {
+				fmt.Fprintf(w, " |")
+			} else {
+				fmt.Fprintf(w, " %.1f %% |", 100*float64(c)/float64(max(total, 1)))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+}
+
+func bucketName(i, n int) string {
+	switch {
+	case i == 0:
+		return "1"
+	case i == 1:
+		return "2"
+	case i == n-1:
+		return fmt.Sprintf(">%d", 1<<(i-1))
+	}
+	return fmt.Sprintf("%d–%d", 1<<(i-1)+1, 1<<i)
+}
+
+func dur(s float64) string {
+	d := int(math.Round(s))
+	return fmt.Sprintf("%dm%02ds", d/60, d%60)
+}
+
+func num(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return group(int(math.Round(v)))
+}
+
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func group(n int) string {
+	s := itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}

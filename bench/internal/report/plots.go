@@ -1,0 +1,95 @@
+package report
+
+import (
+	"math"
+	"sort"
+
+	"github.com/mailroom-go/mailroom/bench/internal/svg"
+)
+
+// Plot is one rendered SVG.
+type Plot struct {
+	File, Title string
+	SVG         []byte
+}
+
+var pathOrder = []string{"native", "pooled", "protoactor"}
+
+// Plots renders a result's figures: for each paced operation, achieved
+// rate and CPU per million operations against writers, one line per path;
+// for the unpaced points at 1,000 writers with the data payload, rate and
+// CPU per million by operation and path.
+func Plots(res *Result) []Plot {
+	var out []Plot
+	for _, op := range []string{"send", "cast", "call"} {
+		var rate, cpu []svg.Series
+		var intended svg.Series
+		for _, path := range pathOrder {
+			ps := pacedSeries(res.Points, op, path)
+			if len(ps) == 0 {
+				continue
+			}
+			r := svg.Series{Name: path}
+			c := svg.Series{Name: path}
+			for _, p := range ps {
+				r.X, r.Y = append(r.X, float64(p.Writers)), append(r.Y, p.AchievedPerS)
+				c.X, c.Y = append(c.X, float64(p.Writers)), append(c.Y, p.CPUSPerMillion)
+				if len(intended.X) < len(ps) {
+					intended.X, intended.Y = append(intended.X, float64(p.Writers)), append(intended.Y, p.IntendedPerS)
+				}
+			}
+			rate, cpu = append(rate, r), append(cpu, c)
+		}
+		if len(rate) == 0 {
+			continue
+		}
+		intended.Name, intended.Dashed, intended.Color = "intended", true, "#777"
+		pace := pacedSeries(res.Points, op, rate[0].Name)[0].PaceMs
+		out = append(out,
+			Plot{File: res.Name + "-paced-" + op + ".svg", Title: "paced " + op + ": achieved rate against writers",
+				SVG: svg.Chart{Title: "Paced " + op + " (data, pace " + ftoa(pace) + " ms): achieved rate", XLabel: "writers (log scale)",
+					YLabel: op + "s per second", LogX: true, Series: append([]svg.Series{intended}, rate...)}.SVG()},
+			Plot{File: res.Name + "-paced-" + op + "-cpu.svg", Title: "paced " + op + ": CPU per million operations",
+				SVG: svg.Chart{Title: "Paced " + op + ": CPU seconds per million (both processes)", XLabel: "writers (log scale)",
+					YLabel: "CPU s per million " + op + "s", LogX: true, Series: cpu}.SVG()})
+	}
+	var groups []string
+	var rate, cpu []svg.BarSeries
+	for _, op := range []string{"send", "cast", "call"} {
+		if _, ok := Find(res.Points, op, "pooled", "data", 1000, false); ok {
+			groups = append(groups, op)
+		}
+	}
+	if len(groups) > 0 {
+		for _, path := range pathOrder {
+			r, c := svg.BarSeries{Name: path}, svg.BarSeries{Name: path}
+			for _, op := range groups {
+				p, ok := Find(res.Points, op, path, "data", 1000, false)
+				if !ok {
+					r.Values, c.Values = append(r.Values, math.NaN()), append(c.Values, math.NaN())
+					continue
+				}
+				r.Values, c.Values = append(r.Values, p.AchievedPerS), append(c.Values, p.CPUSPerMillion)
+			}
+			rate, cpu = append(rate, r), append(cpu, c)
+		}
+		out = append(out,
+			Plot{File: res.Name + "-unpaced.svg", Title: "unpaced, 1,000 writers: operations per second",
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers, data: operations per second", XLabel: "operation", YLabel: "operations per second", Groups: groups, Series: rate}.SVG()},
+			Plot{File: res.Name + "-unpaced-cpu.svg", Title: "unpaced, 1,000 writers: CPU per million operations",
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers, data: CPU s per million (both processes)", XLabel: "operation", YLabel: "CPU seconds per million", Groups: groups, Series: cpu}.SVG()})
+	}
+	return out
+}
+
+// pacedSeries are the paced data points of op on path, by writers.
+func pacedSeries(points []Point, op, path string) []Point {
+	var out []Point
+	for _, p := range points {
+		if p.Op == op && p.Path == path && p.Payload == "data" && p.PaceMs > 0 {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Writers < out[j].Writers })
+	return out
+}

@@ -1,0 +1,57 @@
+package testutil
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Deadline is how long Eventually polls before it fails the test.
+const Deadline = 30 * time.Second
+
+// Eventually polls cond every few milliseconds until it holds, and fails
+// the test naming what it waited for if Deadline passes first. Tests
+// synchronise with it instead of sleeping.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(Deadline)
+	defer deadline.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("timed out after %v waiting for %s", Deadline, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// LogBuffer is a concurrency-safe io.Writer for asserting on log output.
+type LogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// String is everything written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// TestWriter sends each write to t.Log (shown on failure or with -v).
+type TestWriter struct{ T testing.TB }
+
+func (w TestWriter) Write(p []byte) (int, error) {
+	w.T.Helper()
+	w.T.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
+}
