@@ -77,25 +77,3 @@ func queues(s string) (tx, rx int64, err error) {
 	r, err := strconv.ParseInt(b, 16, 64)
 	return t, r, err
 }
-
-// socketsOf lists the /proc/net/tcp lines of the sockets to or from port
-// (for diagnostics).
-func socketsOf(port int) string {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		lp, _ := hexPort(f[1])
-		rp, _ := hexPort(f[2])
-		if lp == port || rp == port {
-			out = append(out, strings.Join(f[1:5], " "))
-		}
-	}
-	return strings.Join(out, " | ")
-}

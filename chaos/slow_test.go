@@ -102,7 +102,17 @@ func slowConsumer(t *testing.T, name, sinkPolicy, proxyPolicy string) {
 	led := openLedger(a, "b")
 	st0 := a.n.Stats()
 	smp := startSampler(cl.bCtr, 250*time.Millisecond)
-	f := startFlood(t, a.sys, 1000, 0, func(i int) (string, string) { return "b", SinkName(i % 10) })
+	// Refused sends do not block, so unpaced writers facing fail-fast
+	// proxies spin on both cores; the node's own goroutines then starve
+	// its heartbeats (ticks measured up to 1.5 s late) and its peers
+	// rightly see it as silent after 3 s (docs/RELIABILITY.md). Paced at
+	// 5 ms, 1,000 writers still offer 200,000 sends a second, far more
+	// than the stalled sinks take: the proxies fill and refuse.
+	var pace time.Duration
+	if proxyPolicy == "failfast" {
+		pace = 5 * time.Millisecond
+	}
+	f := startFlood(t, a.sys, 1000, pace, func(i int) (string, string) { return "b", SinkName(i % 10) })
 	eventually(t, 30*time.Second, "the flood under way", func() bool { return cl.bCtr.Load(Delivered) >= 20_000 })
 
 	gate("close")
