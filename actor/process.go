@@ -174,6 +174,11 @@ func (p *process) yield() {
 func (p *process) run() {
 	turn := 0
 	for {
+		if p.batch != nil {
+			// Let the senders that are runnable enqueue first: the batch
+			// is whatever they added (see BatchReceiver).
+			runtime.Gosched()
+		}
 		batch, sys, ok := p.mb.take()
 		if !ok {
 			return

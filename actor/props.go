@@ -14,6 +14,12 @@ type Actor interface {
 // Lifecycle messages, Terminated, and requests still go to Receive (a
 // batch is flushed first, so order holds). The slice is only valid during
 // the call. A proxy that writes one network frame per batch is the use.
+//
+// Before each batch is taken the actor's goroutine yields once
+// (runtime.Gosched), behind the goroutines already runnable: an idle
+// actor woken by a sender would otherwise run right after that sender,
+// ahead of the other senders, and take batches of one or two. The yield
+// is the batching clock; there is no timer.
 type BatchReceiver interface {
 	Actor
 	ReceiveBatch(c *Context, msgs []any)
