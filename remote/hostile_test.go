@@ -370,3 +370,26 @@ func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
 	close(release)
 	waitFor(t, "all 20 delivered", func() bool { return got.Load() == 20 })
 }
+
+// A peer that floods pings and never reads: our reader blocks writing
+// pongs (they are never dropped), then the peer falls silent. That is
+// silence, not a busy reader: liveness must close the link.
+func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3, LinkBufferBytes: 4096})
+	conn := rawPeer(t, victim, "cookie")
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(KindPing)}, 64<<10)
+	// Write until the node stops taking pings (its reader is blocked on a
+	// pong) or the link is closed; both end the flood.
+	sent := 0
+	for sent < 64<<20 {
+		_ = conn.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
+		n, err := conn.Write(pings)
+		sent += n
+		if err != nil {
+			break
+		}
+	}
+	t.Logf("wrote %d KiB of pings without reading a pong", sent>>10)
+	waitFor(t, "the silent link closed", func() bool { return strings.Contains(logs.String(), "missed 3 heartbeats") })
+}

@@ -91,12 +91,17 @@ func (n *Node) inSend(l *link, el *Element) {
 		return
 	}
 	// A full Block mailbox makes the link wait (backpressure), until the
-	// link itself ends.
+	// link itself ends. While we deliver we do not read: silence then is
+	// ours, not the peer's (its pings wait in our socket), so liveness
+	// skips it. Only deliveries are marked: a reader blocked writing a
+	// pong to a peer that stopped reading is silence.
+	l.dispatching.Store(true)
 	if el.ToName != "" {
 		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, nil)
 	} else {
 		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, nil)
 	}
+	l.dispatching.Store(false)
 	if err != nil {
 		n.sys.DeadLetter(to, el.Sender, msg, err)
 	}
@@ -189,11 +194,13 @@ func (n *Node) inRequest(l *link, el *Element) {
 	}
 	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
+	l.dispatching.Store(true) // as in inSend
 	if el.ToName != "" {
 		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
 		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, r)
 	}
+	l.dispatching.Store(false)
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
 	}

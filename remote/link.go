@@ -48,7 +48,7 @@ type link struct {
 	flushed     atomic.Uint64 // frames whose write has begun (may have left)
 	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
 	reads       atomic.Uint64 // reads that returned bytes, and frames dispatched; the liveness loop turns changes into lastRead
-	dispatching atomic.Bool   // the reader is handling a frame, not waiting on the network
+	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen        uint64        // reads at the last check (liveness loop only)
@@ -229,11 +229,7 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 		}
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		// While we dispatch we do not read: silence then is ours, not the
-		// peer's (its pings wait in our socket), so liveness skips it.
-		l.dispatching.Store(true)
 		err = dispatch(l, k, body)
-		l.dispatching.Store(false)
 		l.reads.Add(1)
 		if err != nil {
 			l.close(err)
