@@ -32,6 +32,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testnode.SetChildPreHook(ChildPreHook)
 	testnode.SetChildHook(ChildHook)
 	testnode.MaybeRunChild()
 	goleak.VerifyTestMain(m)

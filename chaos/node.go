@@ -36,21 +36,34 @@ const (
 	ExtraPool = "pool"
 )
 
-// ChildHook is the testnode child hook of the suite: a proxy pool, the
-// ordered sinks, the stall gate and the counters. Set it in TestMain with
-// testnode.SetChildHook before testnode.MaybeRunChild.
+// ChildHook is the testnode child hook of the suite, the second half of
+// Equip (the proxy pool and the reporter) after ChildPreHook. Set both in
+// TestMain before testnode.MaybeRunChild.
 func ChildHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
-	if _, err := Equip(sys, n, o.Extra); err != nil {
-		return err
+	if childEq == nil {
+		return fmt.Errorf("chaos: ChildHook without ChildPreHook")
 	}
-	return nil
+	return childEq.attach(sys, n, o.Extra)
 }
+
+// ChildPreHook is the first half of ChildHook, run before the child's
+// remote node starts, so that its functions and sinks exist before a
+// peer can call them (a restarted node answered "no such function"
+// otherwise). Set it with testnode.SetChildPreHook.
+func ChildPreHook(sys *actor.System, o testnode.Options) error {
+	eq, err := prepare(sys, o.Extra)
+	childEq = eq
+	return err
+}
+
+var childEq *Equipped // the child process's own
 
 // Equipped is what Equip installed on a node.
 type Equipped struct {
 	Counters *Counters // nil without ExtraCounters
 	Gate     *Gate
 	Pools    *proxypool.Manager // nil with ExtraPool "off"
+	sinks    int
 }
 
 // Equip installs the suite's machinery on a node (a child, or a node in
@@ -60,7 +73,15 @@ type Equipped struct {
 // writes the node's goroutine count and RSS to them every 100 ms until
 // the system stops.
 func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equipped, error) {
-	eq := &Equipped{Gate: &Gate{}}
+	eq, err := prepare(sys, extra)
+	if err != nil {
+		return nil, err
+	}
+	return eq, eq.attach(sys, n, extra)
+}
+
+// attach is what needs the remote node: the proxy pool and the reporter.
+func (eq *Equipped) attach(sys *actor.System, n *remote.Node, extra map[string]string) error {
 	if extra[ExtraPool] != "off" {
 		cfg := proxypool.Config{ProxyQueue: atoi(extra[ExtraProxyQueue])}
 		if extra[ExtraProxyPolicy] == "failfast" {
@@ -68,10 +89,19 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 		}
 		m, err := proxypool.Start(n, cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		eq.Pools = m
 	}
+	if eq.Counters != nil {
+		go report(sys, n, eq.Counters, eq.sinks) // ends when the system stops
+	}
+	return nil
+}
+
+// prepare installs what peers call: counters, functions and sinks.
+func prepare(sys *actor.System, extra map[string]string) (*Equipped, error) {
+	eq := &Equipped{Gate: &Gate{}}
 	if path := extra[ExtraCounters]; path != "" {
 		ctr, err := OpenCounters(path)
 		if err != nil {
@@ -122,9 +152,7 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 			return nil, err
 		}
 	}
-	if eq.Counters != nil {
-		go report(sys, n, eq.Counters, sinks) // ends when the system stops
-	}
+	eq.sinks = sinks
 	return eq, nil
 }
 

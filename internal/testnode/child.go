@@ -81,6 +81,13 @@ func runChild(o Options) int {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
 		return 2
 	}
+	// What peers may call must exist before the node can be reached.
+	if hook := childPreHook; hook != nil {
+		if err := hook(sys, o); err != nil {
+			fmt.Fprintln(os.Stderr, "testnode: pre-hook:", err)
+			return 2
+		}
+	}
 	rc, err := RemoteConfigWith(o, log)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
@@ -126,6 +133,13 @@ var childHook func(*actor.System, *remote.Node, Options) error
 
 // SetChildHook installs f; call before MaybeRunChild.
 func SetChildHook(f func(*actor.System, *remote.Node, Options) error) { childHook = f }
+
+// childPreHook runs before the child's remote node starts: functions and
+// named actors installed there exist before any peer can call them.
+var childPreHook func(*actor.System, Options) error
+
+// SetChildPreHook installs f; call before MaybeRunChild.
+func SetChildPreHook(f func(*actor.System, Options) error) { childPreHook = f }
 
 // RemoteConfig turns options into a remote configuration (static seeds).
 func RemoteConfig(o Options) remote.Config {
