@@ -1,13 +1,3 @@
-// Command mailroom-bench runs the side-by-side benchmark: mailroom's
-// native and pooled remote paths and protoactor-go's remote, sender and
-// receiver in two processes on loopback, plus a raw-TCP reference, and
-// writes results/<name>.json, results/<name>.md and SVG plots.
-//
-//	go run ./cmd/mailroom-bench -set quick   # make bench-quick
-//	go run ./cmd/mailroom-bench -set full    # make bench
-//
-// The same binary is each node: the controller re-executes it with a
-// role in its environment.
 package main
 
 import (
