@@ -7,11 +7,10 @@ PKGS := ./...
 
 .PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote bench-quick bench bench-test tidy-check clean
 
-## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos scenarios that do not reconnect to a surviving incarnation (the others meet an open ordering bug: docs/RELIABILITY.md)
-CHAOS_CI := TestKillDuringInflightCalls|TestKillDuringSendFlood|TestSlowConsumer|TestDelay|TestConsulAgentRestartUnderLoad
+## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos suite without its soak
 test: vet fmt-check
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
-	scripts/chaos.sh -run '^($(CHAOS_CI))$$'
+	scripts/chaos.sh
 
 ## test-chaos: the reliability suite, every fault scenario and the 10-minute soak; one summary line per scenario (docs/RELIABILITY.md)
 CHAOS_SOAK ?= 10m

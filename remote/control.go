@@ -14,8 +14,12 @@ const (
 	// Status/Code/Message carry the reason (StatusOK = a normal stop).
 	CtlTerminated ControlOp = 3
 	// CtlAnnounce: the writer's draining flag and metadata (services).
-	CtlAnnounce  ControlOp = 4
-	maxControlOp           = CtlAnnounce
+	CtlAnnounce ControlOp = 4
+	// CtlFence: Links are the writer's ids of links to the reader that the
+	// writer abandoned; the reader delivers nothing after the fence until
+	// those links' readers have ended (supersede.go).
+	CtlFence     ControlOp = 5
+	maxControlOp           = CtlFence
 )
 
 // Control is the body of a control frame.
@@ -28,7 +32,11 @@ type Control struct {
 	Message  string
 	Draining bool
 	Meta     map[string]string
+	Links    []uint64
 }
+
+// maxFenceLinks bounds a fence.
+const maxFenceLinks = 64
 
 // maxMetaEntries bounds an announce so a hostile peer cannot make us
 // build a huge map from a small frame... the frame size bounds it too.
@@ -57,6 +65,11 @@ func (e *ends) appendControl(dst []byte, c *Control) []byte {
 			dst = appendString(dst, k)
 			dst = appendString(dst, v)
 		}
+	case CtlFence:
+		dst = appendUvarint(dst, uint64(len(c.Links)))
+		for _, id := range c.Links {
+			dst = appendUvarint(dst, id)
+		}
 	}
 	return dst
 }
@@ -76,6 +89,14 @@ func (e *ends) readControl(d *dec) *Control {
 		}
 		c.Code = d.str("code")
 		c.Message = d.str("message")
+	case CtlFence:
+		n := d.uvarint("fence count")
+		if n > maxFenceLinks && d.err == nil {
+			d.malformed("%d fenced links (max %d)", n, maxFenceLinks)
+		}
+		for i := uint64(0); d.err == nil && i < n; i++ {
+			c.Links = append(c.Links, d.uvarint("fenced link"))
+		}
 	case CtlAnnounce:
 		switch v := d.u8("draining"); v {
 		case 0, 1:

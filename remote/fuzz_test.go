@@ -33,6 +33,7 @@ func seedFrames() [][]byte {
 		{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: other, Target: pid}},
 		{Kind: KindControl, Control: &Control{Op: CtlTerminated, Watcher: other, Target: pid, Status: StatusPanic, Message: "x"}},
 		{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: map[string]string{"k": "v"}}},
+		{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{3, 1 << 40}}},
 		{Kind: KindGoodbye, Reason: "bye"},
 	}
 	var out [][]byte

@@ -17,7 +17,7 @@ import (
 var protoMagic = [4]byte{'M', 'R', 'O', 'M'}
 
 const (
-	ProtocolVersion uint16 = 1
+	ProtocolVersion uint16 = 2
 	maxHandshakeMsg        = 4096
 	nonceSize              = 32
 	macSize                = sha256.Size
@@ -44,6 +44,7 @@ type hello struct {
 	WantNode string // client: the node it means to reach ("" = any)
 	WantInc  uint64 // client: the incarnation it means to reach (0 = any)
 	Addr     string // the address this side can be dialed at
+	LinkID   uint64 // the dialer's id for this link (0 from a server; supersede.go)
 	Nonce    [nonceSize]byte
 }
 
@@ -98,6 +99,7 @@ func appendHello(dst []byte, h *hello) []byte {
 	dst = appendString(dst, h.WantNode)
 	dst = appendU64(dst, h.WantInc)
 	dst = appendString(dst, h.Addr)
+	dst = appendUvarint(dst, h.LinkID)
 	return append(dst, h.Nonce[:]...)
 }
 
@@ -111,6 +113,7 @@ func readHello(d *dec) hello {
 	h.WantNode = d.str("wanted node")
 	h.WantInc = d.u64("wanted incarnation")
 	h.Addr = d.str("address")
+	h.LinkID = d.uvarint("link id")
 	if w > 1<<20 || p > 1<<20 {
 		d.malformed("worker %d / pool size %d out of range", w, p)
 	}
@@ -135,6 +138,7 @@ func transcriptMAC(cookie []byte, label string, first, second [nonceSize]byte, c
 	b = appendU64(b, c.Inc)
 	b = append(b, c.Role)
 	b = appendUvarint(b, uint64(c.Worker))
+	b = appendUvarint(b, c.LinkID)
 	b = appendString(b, s.Node)
 	b = appendU64(b, s.Inc)
 	m.Write(b)

@@ -162,7 +162,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.NoError(t, err)
 	d := dec{b: reply}
 	require.Equal(t, hsRefused, d.u8("status"))
-	require.Equal(t, "protocol version 99 not supported; this node speaks 1", d.str("reason"))
+	require.Equal(t, "protocol version 99 not supported; this node speaks 2", d.str("reason"))
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
 }
 

@@ -315,6 +315,8 @@ func (n *Node) inReply(l *link, el *Element) {
 
 func (n *Node) inControl(l *link, c *Control) {
 	switch c.Op {
+	case CtlFence:
+		l.awaitFenced(c.Links)
 	case CtlWatch:
 		n.sys.WatchLocal(c.Watcher, c.Target)
 	case CtlUnwatch:

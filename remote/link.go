@@ -26,7 +26,10 @@ type link struct {
 	conn     net.Conn
 	role     uint8
 	worker   uint32
-	outbound bool // dialed by this node
+	outbound bool   // dialed by this node
+	dialID   uint64 // the dialer's id for it (ours when outbound); 0 if unknown
+	fenced   atomic.Bool
+	started  atomic.Bool
 	ends     ends
 	peer     *peer
 	limit    int // buffered bytes before writers block or fail
@@ -94,6 +97,7 @@ func (l *link) String() string {
 
 // start runs the reader and writer; dispatch handles each frame.
 func (l *link) start(dispatch func(*link, Kind, []byte) error) {
+	l.started.Store(true)
 	l.wg.Add(2)
 	l.node.linkWG.Add(1)
 	go l.writeLoop()
@@ -101,6 +105,7 @@ func (l *link) start(dispatch func(*link, Kind, []byte) error) {
 	go func() {
 		l.wg.Wait()
 		close(l.done)
+		l.peer.forgetDialed(l)
 		l.node.linkWG.Done()
 	}()
 }
@@ -269,6 +274,9 @@ func readErr(err error) error {
 // close ends the link once, with a reason; the node fails what was
 // pinned to it.
 func (l *link) close(reason error) {
+	if !l.isClosed() {
+		l.abandon() // supersede.go
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

@@ -41,7 +41,8 @@ type Node struct {
 	poolStats map[string]*PoolStats            // under mu
 
 	nextID      atomic.Uint64
-	deadOnce    atomic.Bool // selfDead ran
+	linkIDs     atomic.Uint64 // ids of the links this node dials
+	deadOnce    atomic.Bool   // selfDead ran
 	stats       nodeStats
 	hooks       atomic.Pointer[[]Hooks]
 	running     sync.WaitGroup // inbound calls executing here
@@ -138,7 +139,11 @@ func (n *Node) self() discovery.Member {
 }
 
 func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
-	return hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolSize()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolSize()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+	if wantNode != "" { // a dial: name the link (supersede.go)
+		h.LinkID = n.linkIDs.Add(1)
+	}
+	return h
 }
 
 // slotLocked returns the slot for name, creating it. Under n.mu.
@@ -268,7 +273,7 @@ func (n *Node) accept(conn net.Conn) {
 	// will not read.
 	admit := func(cli *hello) string {
 		var err error
-		if l, old, err = n.register(conn, *cli, false); err != nil {
+		if l, old, err = n.register(conn, *cli, false, 0); err != nil {
 			return err.Error()
 		}
 		return ""
@@ -279,6 +284,7 @@ func (n *Node) accept(conn net.Conn) {
 		n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "peer", cli.Node, "reason", err)
 		if l != nil {
 			l.close(err) // registered, but the welcome could not be sent
+			l.peer.forgetDialed(l)
 		}
 		conn.Close()
 		return
@@ -417,13 +423,14 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 }
 
 func (n *Node) dialNative(ctx context.Context, node, addr string) error {
-	conn, srv, err := n.dial(ctx, addr, n.helloFor(roleNative, 0, node, 0))
+	h := n.helloFor(roleNative, 0, node, 0)
+	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
 		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
 		n.checkDeclaredDead(err)
 		return err
 	}
-	_, err = n.attach(conn, srv, true)
+	_, err = n.attach(conn, srv, true, h.LinkID)
 	return err
 }
 
@@ -431,8 +438,8 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 // reached, replacing an older incarnation of the same name. h is the
 // other side's hello; the link's role is the client's (ours when
 // outbound).
-func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
-	l, old, err := n.register(conn, h, outbound)
+func (n *Node) attach(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, error) {
+	l, old, err := n.register(conn, h, outbound, dialID)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +450,7 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool) (*link, error) {
 // register binds conn to its peer incarnation under the node lock, so a
 // node that has begun closing admits no link: it refuses instead (before
 // the welcome, for inbound links). The link does not run until activate.
-func (n *Node) register(conn net.Conn, h hello, outbound bool) (*link, *peer, error) {
+func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, *peer, error) {
 	role, worker := h.Role, h.Worker
 	if outbound {
 		role, worker = n.dialRole(conn)
@@ -478,6 +485,10 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool) (*link, *peer, er
 	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
 	l := newLink(n, conn, role, outbound, e, p)
 	l.worker = worker
+	l.dialID = dialID
+	if !outbound {
+		l.dialID = h.LinkID
+	}
 	p.addLink(l)
 	n.mu.Unlock()
 	return l, old, nil

@@ -33,6 +33,11 @@ type peer struct {
 	drain   bool              // it announced it is draining
 	meta    map[string]string // what it announced
 	ready   <-chan struct{}   // the fence of the pool last published (barrier.go)
+	// dialed indexes the links it dialed to us by its id for them, until
+	// their readers end; abandoned lists our links to it that we closed
+	// while it lived (supersede.go).
+	dialed    map[uint64]*link
+	abandoned []uint64
 }
 
 func (p *peer) isGone() bool {
@@ -52,6 +57,7 @@ func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
 		node: n, name: name, inc: inc, poolSize: poolSize,
 		links:   make(map[*link]struct{}),
 		pending: make(map[uint64]*pendingCall),
+		dialed:  make(map[uint64]*link),
 	}
 }
 
@@ -74,6 +80,11 @@ func (p *peer) info() PeerInfo {
 func (p *peer) addLink(l *link) {
 	p.mu.Lock()
 	p.links[l] = struct{}{}
+	if l.outbound {
+		p.fenceNewLocked(l)
+	} else if l.dialID != 0 {
+		p.dialed[l.dialID] = l
+	}
 	if l.outbound && l.role == roleNative && (p.out == nil || p.out.isClosed()) {
 		p.out = l
 	}
