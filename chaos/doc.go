@@ -5,7 +5,7 @@
 // # Running it
 //
 //	make test-chaos    # every scenario and the 10-minute soak
-//	make test          # also runs the scenarios that need no reconnect
+//	make test          # also runs every scenario but the soak
 //	scripts/chaos.sh -run TestReset -chaos.soak=0
 //
 // The scenarios are tests behind the "chaos" build tag (go test -tags
