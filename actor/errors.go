@@ -217,6 +217,16 @@ func (e *RemoteError) Error() string {
 
 func (e *RemoteError) Unwrap() error { return e.Err }
 
+// ErrorCode is the rejection's code (Coded): the handler's, whether it
+// ran here or on another node, so ErrorCode(err) finds it and a handler
+// that returns a rejection it received passes the code on.
+func (e *RemoteError) ErrorCode() string {
+	if e.Code == "" && e.Err != nil {
+		return ErrorCode(e.Err)
+	}
+	return e.Code
+}
+
 // Is matches a sentinel by code when the original error is not available.
 func (e *RemoteError) Is(target error) bool {
 	if e.Code == "" {

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -124,4 +125,37 @@ func TestRegisterTypes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Types().FindMessageByName("mailroom.testpb.Blob")
 	require.Error(t, err, "the registry is private to the system: nothing global leaks in")
+}
+
+// TestErrorCodeOfARejection: ErrorCode finds the code of a rejection
+// however it arrived: from a handler here, rebuilt from the wire (no
+// original error, only the code), or returned again by a handler that
+// received it (the code passes on).
+func TestErrorCodeOfARejection(t *testing.T) {
+	s := newSystem(t, "n")
+	require.NoError(t, s.Register("limit", func(context.Context, proto.Message) (proto.Message, error) {
+		return nil, Reject("limit", "over the limit")
+	}))
+	_, err := s.Call(ctxT(t), "n", "limit", &testpb.Echo{})
+	require.Equal(t, "limit", ErrorCode(err))
+
+	// As the remote layer rebuilds it: a custom code names no sentinel.
+	wire := &RemoteError{Op: "call", Node: "billing", Target: "charge", Code: "limit", Message: "over the limit", Err: SentinelForCode("limit")}
+	require.Equal(t, "limit", ErrorCode(wire))
+	require.Equal(t, "limit", ErrorCode(fmt.Errorf("wrapped: %w", wire)))
+
+	// A handler that returns the rejection it received passes its code on.
+	require.NoError(t, s.Register("relay", func(context.Context, proto.Message) (proto.Message, error) {
+		return nil, wire
+	}))
+	_, err = s.Call(ctxT(t), "n", "relay", &testpb.Echo{})
+	var re *RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, "limit", re.Code)
+	require.Equal(t, "limit", ErrorCode(err))
+	require.Equal(t, Executed, Outcome(err))
+
+	// An uncoded rejection stays uncoded; a sentinel's code is found.
+	require.Equal(t, "", ErrorCode(&RemoteError{Message: "no code"}))
+	require.Equal(t, "no_process", ErrorCode(&RemoteError{Err: ErrNoProcess}))
 }
