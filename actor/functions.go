@@ -124,23 +124,34 @@ func (s *System) cast(sender PID, node, fn string, arg proto.Message) {
 		}
 		return
 	}
-	s.CastLocal(context.Background(), fn, arg)
+	s.CastLocal(context.Background(), fn, arg, nil)
 }
 
-// CastLocal runs the local function fn in its own goroutine. For
-// transports replaying a remote cast.
-func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message) {
+// CastLocal runs the local function fn in its own goroutine, with ctx as
+// its context. done, when not nil, is called once the cast has ended, or
+// at once when it does not start (no such function, the system stops:
+// a dead letter). For transports replaying a remote cast.
+func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message, done func()) {
 	h, ok := s.Function(fn)
 	if !ok {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrNoFunction))
+		if done != nil {
+			done()
+		}
 		return
 	}
 	if !s.addWork() {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrStopped))
+		if done != nil {
+			done()
+		}
 		return
 	}
 	go func() {
 		defer s.work.Done()
+		if done != nil {
+			defer done()
+		}
 		if _, err := s.RunHandler(ctx, "cast", fn, h, arg); err != nil {
 			s.castFails.Add(1)
 			s.log.Debug("cast failed", "function", fn, "err", err)

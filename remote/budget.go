@@ -78,15 +78,21 @@ func (b *budget) bytes() int64 {
 	return b.used
 }
 
-// held tracks one Outgoing's bytes so they are released exactly once.
+// held tracks one Outgoing's bytes, and the admission ticket of the call
+// a reply answers (admission.go), so they are released exactly once.
 type held struct {
 	b    *budget
 	n    int
+	t    *ticket
 	done atomic.Bool
 }
 
 func (h *held) release() {
-	if h != nil && h.b != nil && h.done.CompareAndSwap(false, true) {
+	if h == nil || (h.b == nil && h.t == nil) || !h.done.CompareAndSwap(false, true) {
+		return
+	}
+	if h.b != nil {
 		h.b.release(h.n)
 	}
+	h.t.release()
 }

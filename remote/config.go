@@ -65,6 +65,54 @@ type Config struct {
 	Network Network
 	// Logger; default the system's.
 	Logger *slog.Logger
+
+	// Limits on what an authenticated peer (a buggy or compromised node
+	// that holds the cookie) can make this node run, allocate or keep.
+	// Zero fields take the defaults; docs/SECURITY.md says what each one
+	// stops and what happens at the bound.
+
+	// MaxInflightPerPeer bounds the calls and casts of one peer
+	// incarnation running here at once, over all its links (native and
+	// pool). At the bound the readers of its links stop reading until
+	// some end, so TCP pushes back on the peer; nothing is spawned or
+	// queued beyond it. Default 4096.
+	MaxInflightPerPeer int
+	// MaxInflightBytesPerPeer bounds the payload bytes of those calls and
+	// casts. Default 64 MiB (at least MaxMessageSize).
+	MaxInflightBytesPerPeer int
+	// MaxMessageSize bounds one message's payload (a send, cast, call,
+	// request or reply), checked before it is decoded: a send or cast
+	// over it is a counted dead letter, a call or request gets the error
+	// reply bad_message, and the link stays up. This node refuses to send
+	// one too (actor.ErrBadMessage). Default 4 MiB, or MaxFrameSize if
+	// that is smaller.
+	MaxMessageSize int
+	// ReadBudgetBytes bounds the bytes of frame buffers beyond 64 KiB per
+	// link being read on every link of this node at once. Buffers grow
+	// as bytes arrive; a reader that finds the budget spent waits for it
+	// (TCP pushes back) at most HeartbeatInterval x HeartbeatMisses, then
+	// its link closes. Default 4 x MaxFrameSize (256 MiB); at least
+	// MaxFrameSize.
+	ReadBudgetBytes int
+	// MaxLinksPerPeer bounds the links one peer incarnation has dialed to
+	// this node at once; more are refused in the handshake. Default
+	// 2 x (PoolSize + 1) + 16.
+	MaxLinksPerPeer int
+	// MaxAnnounceBytes bounds one announcement (its encoded size) from a
+	// peer; a larger one is ignored, logged and counted. Default 64 KiB.
+	MaxAnnounceBytes int
+	// MaxWatchesPerPeer bounds the watches one peer incarnation holds on
+	// this node's actors; beyond it a watch is answered at once with a
+	// termination whose reason is actor.ErrOverloaded. Default 65536.
+	MaxWatchesPerPeer int
+	// ForgetNodesAfter: a node name that discovery does not list and that
+	// has had no link for this long is forgotten (its table entry, its
+	// incarnation and whatever was kept for it). Default 5m.
+	ForgetNodesAfter time.Duration
+	// MaxNodes bounds the node names this node keeps; a hello from a new
+	// name beyond it is refused once nothing can be forgotten. Names that
+	// discovery reports are always kept. Default 16384.
+	MaxNodes int
 }
 
 // DefaultConfig returns the defaults (Cookie must still be set).
@@ -79,6 +127,15 @@ func DefaultConfig() Config {
 		LinkBufferBytes:   4 << 20,
 		SendPolicy:        actor.Block,
 		PoolSize:          runtime.GOMAXPROCS(0),
+
+		MaxInflightPerPeer:      4096,
+		MaxInflightBytesPerPeer: 64 << 20,
+		MaxMessageSize:          4 << 20,
+		ReadBudgetBytes:         4 * (64 << 20),
+		MaxAnnounceBytes:        64 << 10,
+		MaxWatchesPerPeer:       65536,
+		ForgetNodesAfter:        5 * time.Minute,
+		MaxNodes:                16384,
 	}
 }
 
@@ -111,6 +168,7 @@ func (c Config) withDefaults(sys *actor.System) (Config, error) {
 	if c.Logger == nil {
 		c.Logger = sys.Logger()
 	}
+	c.limitDefaults(d)
 	if c.Network == nil {
 		c.Network = &TCP{}
 	}
@@ -141,7 +199,7 @@ func (c Config) validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return fmt.Errorf("remote: config: Listen %q: %w", c.Listen, err)
 	}
-	return nil
+	return c.validateLimits()
 }
 
 // poolSize is the advertised pool size (0 when disabled).

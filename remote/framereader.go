@@ -8,20 +8,32 @@ import (
 )
 
 // frameReader reads whole frames, enforcing the size limit before it
-// allocates anything.
+// allocates anything, and growing its buffer as the body arrives, within
+// the node's read budget (readbudget.go).
 type frameReader struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
+	r    *bufio.Reader
+	max  int
+	buf  []byte      // the link's buffer, kept between frames up to maxKeep
+	held int64       // read budget held for buf: its capacity beyond linkAllowance
+	rb   *readBudget // nil: no budget (tests)
+	wait *readWait
 }
 
 func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
+// budgeted makes the reader take what its buffer holds beyond
+// linkAllowance from rb, waiting as w says.
+func (fr *frameReader) budgeted(rb *readBudget, w *readWait) *frameReader {
+	fr.rb, fr.wait = rb, w
+	return fr
+}
+
 // next returns the next frame's kind and body. The body is valid until the
 // next call.
 func (fr *frameReader) next() (Kind, []byte, error) {
+	fr.trim()
 	var hdr [frameHeader + 1]byte
 	if _, err := io.ReadFull(fr.r, hdr[:]); err != nil {
 		return 0, nil, err
@@ -38,15 +50,71 @@ func (fr *frameReader) next() (Kind, []byte, error) {
 		return 0, nil, fmt.Errorf("%w 0x%02x", ErrUnknownKind, uint8(k))
 	}
 	body := int(n) - 1
-	if cap(fr.buf) < body || (cap(fr.buf) > 4<<20 && body < 64<<10) {
-		fr.buf = make([]byte, body, max(body, 4<<10))
+	// Read as the bytes arrive, growing the buffer (by doubling) only
+	// when what arrived fills it.
+	got := 0
+	for got < body {
+		if got == cap(fr.buf) {
+			if err := fr.resize(growth(cap(fr.buf), body), got); err != nil {
+				return 0, nil, err
+			}
+		}
+		end := min(body, cap(fr.buf))
+		fr.buf = fr.buf[:end]
+		if _, err := io.ReadFull(fr.r, fr.buf[got:end]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, fmt.Errorf("%w: %s frame of %d bytes: %v", ErrTruncated, k, n, err)
+		}
+		got = end
 	}
 	fr.buf = fr.buf[:body]
-	if _, err := io.ReadFull(fr.r, fr.buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, nil, fmt.Errorf("%w: %s frame of %d bytes: %v", ErrTruncated, k, n, err)
-	}
 	return k, fr.buf, nil
+}
+
+// growth is the next capacity of a buffer of capacity c that a body of
+// size body overflows: small bodies (up to linkAllowance) get their size
+// at once, larger ones double from linkAllowance as their bytes arrive.
+func growth(c, body int) int {
+	if body <= linkAllowance {
+		return min(max(2*c, 4<<10, body), linkAllowance)
+	}
+	return min(max(2*c, linkAllowance), body)
+}
+
+// resize gives buf capacity c, keeping its first got bytes, after taking
+// the budget it needs.
+func (fr *frameReader) resize(c, got int) error {
+	if fr.rb != nil {
+		need := int64(max(c-linkAllowance, 0)) - fr.held
+		if need > 0 {
+			if err := fr.rb.take(need, fr.wait); err != nil {
+				return err
+			}
+			fr.held += need
+		}
+	}
+	nb := make([]byte, got, c)
+	copy(nb, fr.buf[:got])
+	fr.buf = nb
+	return nil
+}
+
+// trim gives back, once a frame has been handled, a buffer too large to
+// keep, or any budgeted buffer while the budget is pressed.
+func (fr *frameReader) trim() {
+	if cap(fr.buf) > maxKeep || (fr.held > 0 && fr.rb.pressed()) {
+		fr.buf = nil
+		fr.release()
+	}
+}
+
+// release gives back the budget held (the link's reader has ended, or
+// its buffer was dropped).
+func (fr *frameReader) release() {
+	if fr.rb != nil && fr.held > 0 {
+		fr.rb.give(fr.held)
+	}
+	fr.held = 0
 }

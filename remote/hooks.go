@@ -16,6 +16,10 @@ type Hooks struct {
 	OnPeerGone func(PeerInfo)
 	// OnAnnounce: a peer announced its draining flag and metadata.
 	OnAnnounce func(p PeerInfo, draining bool, meta map[string]string)
+	// OnForget: the node forgot a node name it had not seen for
+	// Config.ForgetNodesAfter (discovery does not list it; it had no
+	// link). A layer drops what it keeps by that name.
+	OnForget func(node string)
 	// OnClose: the node has closed every link and stopped its goroutines
 	// (the end of System.Stop's remote phase). A layer waits for its own
 	// goroutines here.

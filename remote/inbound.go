@@ -36,6 +36,10 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 			}
 		}
 	}
+	if k == KindControl && len(body) > n.cfg.MaxAnnounceBytes && ControlOp(body[0]) == CtlAnnounce {
+		n.refuseAnnounce(l, len(body)) // prune.go; never decoded
+		return nil
+	}
 	var el Element
 	if err := l.ends.decodeBody(k, body, &el); err != nil {
 		return n.badInput(l, err)
@@ -77,12 +81,38 @@ func (n *Node) handle(l *link, el *Element) error {
 	return nil
 }
 
+// tooLarge refuses a payload over MaxMessageSize before anything decodes
+// it (a small frame of packed varints can decode into many times its
+// size): the element is refused, counted, and the link stays up.
+func (n *Node) tooLarge(el *Element) error {
+	if len(el.Payload) <= n.cfg.MaxMessageSize {
+		return nil
+	}
+	n.stats.tooLarge.Add(1)
+	n.stats.badMessages.Add(1)
+	return fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Kind, len(el.Payload), n.cfg.MaxMessageSize)
+}
+
+// admit waits for room in the admission of l's peer (admission.go);
+// false when l closed or the incarnation left meanwhile.
+func (n *Node) admit(l *link, size int64) bool {
+	p := l.peer
+	if p.ctx.Err() != nil {
+		return false // the incarnation is gone: its reader may still hold frames, they do not run
+	}
+	return p.adm.acquire(size, l.closedCh, p.ctx.Done(), &l.admitWait, &n.stats.admissionWaits)
+}
+
 func (n *Node) inSend(l *link, el *Element) {
 	n.stats.received.Add(1)
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
 	to := el.To
 	if el.ToName != "" {
 		to = actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
+	}
+	err := n.tooLarge(el)
+	var msg proto.Message
+	if err == nil {
+		msg, err = unmarshal(n.sys.Types(), el.Type, el.Payload)
 	}
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -107,28 +137,42 @@ func (n *Node) inSend(l *link, el *Element) {
 	}
 }
 
+// inCast runs a cast once its peer's admission has room, under the
+// peer's context: cancelled when the incarnation is gone.
 func (n *Node) inCast(l *link, el *Element) {
 	n.stats.received.Add(1)
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
-	if err != nil {
-		n.stats.badMessages.Add(1)
-		n.sys.DeadLetter(actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+	p := l.peer
+	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
+	if err := n.tooLarge(el); err != nil {
+		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	n.sys.CastLocal(context.Background(), el.Fn, msg)
+	size := int64(len(el.Payload))
+	if !n.admit(l, size) {
+		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
+		return
+	}
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	if err != nil {
+		p.adm.release(size)
+		n.stats.badMessages.Add(1)
+		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		return
+	}
+	n.sys.CastLocal(p.ctx, el.Fn, msg, func() { p.adm.release(size) })
 }
 
 // refuse answers a call or request that will not run.
 func (n *Node) refuse(l *link, id uint64, op, target string, reason error) {
-	n.sendReply(l, id, nil, actor.NewError(op, n.sys.Name(), n.sys.Incarnation(), target, reason))
+	n.sendReply(l, id, nil, actor.NewError(op, n.sys.Name(), n.sys.Incarnation(), target, reason), nil)
 }
 
+// inCall runs a call once its peer's admission has room (admission.go);
+// its ticket is given back when the reply has been handed on.
 func (n *Node) inCall(l *link, el *Element) {
 	n.stats.received.Add(1)
 	p, id, fn := l.peer, el.ID, el.Fn
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
-	if err != nil {
-		n.stats.badMessages.Add(1)
+	if err := n.tooLarge(el); err != nil {
 		n.refuse(l, id, "call", fn, err)
 		return
 	}
@@ -141,6 +185,20 @@ func (n *Node) inCall(l *link, el *Element) {
 		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
 		return
 	}
+	size := int64(len(el.Payload))
+	if !n.admit(l, size) {
+		// Its link closed or its incarnation left while it waited: the
+		// caller has failed it with the link; nothing ran.
+		return
+	}
+	t := &ticket{a: p.adm, size: size}
+	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	if err != nil {
+		t.release()
+		n.stats.badMessages.Add(1)
+		n.refuse(l, id, "call", fn, err)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if el.Deadline != 0 {
 		ctx, cancel = context.WithDeadline(context.Background(), time.Unix(0, el.Deadline))
@@ -150,12 +208,14 @@ func (n *Node) inCall(l *link, el *Element) {
 	// shutdown's wait for running calls cannot race a late Add.
 	if !n.admitCall() {
 		cancel()
+		t.release()
 		n.refuse(l, id, "call", fn, actor.ErrDraining)
 		return
 	}
 	if !p.track(id, cancel) {
 		cancel()
 		n.running.Done()
+		t.release()
 		return // the caller's incarnation is gone: nobody to answer
 	}
 	l.owed.Add(1)
@@ -167,7 +227,8 @@ func (n *Node) inCall(l *link, el *Element) {
 		defer ctr.Add(-1)
 		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
 		p.untrack(id)
-		n.sendReply(l, id, res, err)
+		t.replying()
+		n.sendReply(l, id, res, err, t)
 		l.owed.Add(-1)
 	}()
 }
@@ -177,6 +238,10 @@ func (n *Node) inRequest(l *link, el *Element) {
 	target := el.To.String()
 	if el.ToName != "" {
 		target = fmt.Sprintf("name %q", el.ToName)
+	}
+	if err := n.tooLarge(el); err != nil {
+		n.refuse(l, el.ID, "request", target, err)
+		return
 	}
 	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
 	if err != nil {
@@ -249,7 +314,7 @@ type remoteReplier struct {
 
 func (r *remoteReplier) Reply(msg any, err error) {
 	if r.done.CompareAndSwap(false, true) {
-		r.n.sendReply(r.l, r.id, msg, err)
+		r.n.sendReply(r.l, r.id, msg, err, nil)
 		r.l.owed.Add(-1)
 	}
 }
@@ -260,11 +325,14 @@ func (r *remoteReplier) Completed() bool { return r.done.Load() }
 // sendReply encodes and routes a reply to the caller's incarnation (the
 // peer of l): through its pool when one is published for exactly that
 // incarnation, else on l itself; if both are gone it is a dead letter.
-func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
+// t, the call's admission ticket (nil for requests and refusals), is
+// given back once the reply is handed on: by the proxy that writes it,
+// or here.
+func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 	el := Element{Kind: KindReply, ID: id}
 	if err != nil {
 		errorReply(&el, err)
-	} else if typ, b, merr := marshal(msg); merr != nil {
+	} else if typ, b, merr := n.marshalOut(msg); merr != nil {
 		errorReply(&el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", merr))
 		el.Code += mayHaveSuffix // it ran; only its answer could not travel
 	} else {
@@ -275,7 +343,7 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			if err := pool.enqueue(id, &el, nil, true); err == nil {
+			if err := pool.enqueue(id, &el, nil, true, t); err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)
 				return
@@ -284,6 +352,7 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
 			n.stats.guardDiverted.Add(1)
 		}
 	}
+	defer t.release()
 	if !l.isClosed() {
 		if _, err := l.enqueueEl(&el, true, nil); err == nil {
 			n.stats.repliesNative.Add(1)
@@ -307,7 +376,13 @@ func (n *Node) inReply(l *link, el *Element) {
 		return
 	}
 	raw := &rawReply{status: el.Status, typ: el.Type, code: el.Code, message: el.Message}
-	if len(el.Payload) > 0 {
+	if len(el.Payload) > n.cfg.MaxMessageSize {
+		// Never copied nor decoded: the caller learns it ran, and why its
+		// answer is refused.
+		n.stats.tooLarge.Add(1)
+		n.stats.badMessages.Add(1)
+		raw.typ, raw.tooLarge = "", len(el.Payload)
+	} else if len(el.Payload) > 0 {
 		raw.payload = append([]byte(nil), el.Payload...)
 	}
 	pc.f.Reply(raw, nil)
@@ -318,9 +393,9 @@ func (n *Node) inControl(l *link, c *Control) {
 	case CtlFence:
 		l.awaitFenced(c.Links)
 	case CtlWatch:
-		n.sys.WatchLocal(c.Watcher, c.Target)
+		n.inWatch(l.peer, c.Watcher, c.Target) // prune.go: bounded per peer
 	case CtlUnwatch:
-		n.sys.UnwatchLocal(c.Watcher, c.Target)
+		n.inUnwatch(l.peer, c.Watcher, c.Target)
 	case CtlTerminated:
 		l.peer.removeWatch(c.Watcher, c.Target)
 		var reason error

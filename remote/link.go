@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ type link struct {
 	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
 	reads       atomic.Uint64 // reads that returned bytes, and frames dispatched; the liveness loop turns changes into lastRead
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
+	admitWait   atomic.Bool   // the reader waits for its peer's admission (admission.go)
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen        uint64        // reads at the last check (liveness loop only)
@@ -221,10 +223,18 @@ func (l *link) writeLoop() {
 
 func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 	defer l.wg.Done()
-	fr := newFrameReader(countingReader{l}, l.node.cfg.MaxFrameSize)
+	n := l.node
+	fr := newFrameReader(countingReader{l}, n.cfg.MaxFrameSize).budgeted(n.readBudget, &readWait{
+		abort: l.closedCh, patience: n.cfg.window(), busy: &l.dispatching,
+		waits: &n.stats.readWaits, timeouts: &n.stats.budgetTimeouts,
+	})
+	defer fr.release()
 	for {
 		k, body, err := fr.next()
 		if err != nil {
+			if errors.Is(err, io.EOF) && l.writeClosed() {
+				err = errLinkClosed // the end of a lingering close
+			}
 			if isWireError(err) {
 				l.node.stats.badFrames.Add(1)
 				err = fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)

@@ -18,12 +18,17 @@ func (n *Node) livenessLoop() {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-n.stop:
 			return
 		case now := <-t.C:
 			n.checkLinks(now)
+			if now.Sub(pruned) >= n.cfg.pruneEvery() {
+				pruned = now
+				n.pruneNodes(now) // prune.go
+			}
 		}
 	}
 }
@@ -40,13 +45,21 @@ func (n *Node) checkLinks(now time.Time) {
 		p.mu.Unlock()
 		for _, l := range links {
 			// Reading time.Now per frame costs; the reader counts frames
-			// and this loop turns a change into "heard from now".
-			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() {
+			// and this loop turns a change into "heard from now". A
+			// reader waiting on this node (delivering into a mailbox, a
+			// fence, read budget, or admission while handlers of the peer
+			// still run) is busy, not silent (admission.go).
+			admitWait := l.admitWait.Load()
+			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() || (admitWait && p.adm.running()) {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 			}
 			if silent := now.Sub(time.Unix(0, l.lastRead.Load())); silent > silentLimit {
-				l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
+				if admitWait {
+					l.close(fmt.Errorf("the peer reads none of its replies: %d calls at its admission bound have only waited to hand their replies on for %v", p.adm.inflight(), silent.Round(time.Millisecond)))
+				} else {
+					l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
+				}
 				continue
 			}
 			if now.Sub(time.Unix(0, l.lastSent.Load())) >= interval {

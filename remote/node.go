@@ -30,6 +30,8 @@ type Node struct {
 	addr   string
 	disc   discovery.Provider
 
+	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
+
 	mu       sync.Mutex // protects following
 	slots    map[string]*slot
 	inbound  map[*link]struct{} // links accepted and not yet attached
@@ -61,7 +63,10 @@ type slot struct {
 	member  discovery.Member
 	cur     *peer                // the live incarnation, nil if none known
 	dialing *dialAttempt         // non-nil while a dial runs
-	tomb    map[uint64]time.Time // incarnations declared gone
+	tomb    map[uint64]time.Time // incarnations declared gone (the latest maxTombs)
+	seen    time.Time            // when it was last known in use (prune.go)
+	listed  bool                 // discovery reports it up
+	pinned  bool                 // the user connected to it by address
 }
 
 // dialAttempt is one dial of a native link. Callers that find a dial
@@ -89,6 +94,8 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		inbound: make(map[*link]struct{}),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+
+		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
 	n.routes.Store(&map[string]*Pool{})
 	ln, err := cfg.Network.Listen(cfg.Listen)
@@ -150,7 +157,7 @@ func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint
 func (n *Node) slotLocked(name string) *slot {
 	s := n.slots[name]
 	if s == nil {
-		s = &slot{name: name, tomb: make(map[uint64]time.Time)}
+		s = &slot{name: name, tomb: make(map[uint64]time.Time), seen: time.Now()}
 		n.slots[name] = s
 	}
 	return s
@@ -196,9 +203,11 @@ func (n *Node) onMember(ev discovery.Event) {
 	}
 	n.mu.Lock()
 	s := n.slotLocked(m.Node)
+	s.seen = time.Now()
 	var gone *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
+		s.listed = true
 		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
 			break
 		}
@@ -210,10 +219,11 @@ func (n *Node) onMember(ev discovery.Event) {
 			gone = s.cur // a newer incarnation is up: the old one is gone
 		}
 	case discovery.MemberDown:
+		s.listed = false
 		if m.Incarnation == 0 {
 			break
 		}
-		s.tomb[m.Incarnation] = time.Now()
+		s.bury(m.Incarnation, time.Now())
 		if s.cur != nil && s.cur.inc == m.Incarnation {
 			gone = s.cur
 		}
@@ -460,7 +470,13 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 		n.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: node %s is shutting down", actor.ErrStopped, n.sys.Name())
 	}
+	if n.slots[h.Node] == nil && !outbound && !n.roomForNameLocked() {
+		n.mu.Unlock()
+		n.stats.linksRefused.Add(1)
+		return nil, nil, fmt.Errorf("too many node names known here (MaxNodes %d): %s not admitted", n.cfg.MaxNodes, h.Node)
+	}
 	s := n.slotLocked(h.Node)
+	s.seen = time.Now()
 	if _, dead := s.tomb[h.Inc]; dead {
 		n.mu.Unlock()
 		return nil, nil, fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
@@ -477,10 +493,15 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	if p == nil || p.inc != h.Inc {
 		old = p
 		if old != nil {
-			s.tomb[old.inc] = time.Now()
+			s.bury(old.inc, time.Now())
 		}
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p
+	}
+	if !outbound && p.inboundLinks() >= n.cfg.MaxLinksPerPeer {
+		n.mu.Unlock()
+		n.stats.linksRefused.Add(1)
+		return nil, nil, fmt.Errorf("too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
 	}
 	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
 	l := newLink(n, conn, role, outbound, e, p)
@@ -528,12 +549,24 @@ type roleConn struct {
 	worker uint32
 }
 
+// errNoHalfClose: the connection cannot be half-closed.
+var errNoHalfClose = errors.New("remote: connection cannot be half-closed")
+
+// CloseWrite half-closes the connection it wraps, when that can.
+func (c *roleConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errNoHalfClose
+}
+
 // Connect dials node at addr (when addr is not empty, it is remembered)
 // and waits for the native link. Not needed when discovery knows the node.
 func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	if addr != "" {
 		n.mu.Lock()
-		n.slotLocked(node).addr = addr
+		s := n.slotLocked(node)
+		s.addr, s.pinned = addr, true
 		n.mu.Unlock()
 	}
 	_, _, err := n.connect(ctx, node)

@@ -18,12 +18,25 @@ type rawReply struct {
 	payload []byte
 	code    string
 	message string
+	// tooLarge is the size of a result over MaxMessageSize, refused by
+	// the reader before it was decoded (the payload is dropped).
+	tooLarge int
+}
+
+// marshalOut is marshal with MaxMessageSize: a message the peer would
+// refuse is not sent (actor.ErrBadMessage, not executed).
+func (n *Node) marshalOut(msg any) (string, []byte, error) {
+	typ, b, err := marshal(msg)
+	if err == nil && len(b) > n.cfg.MaxMessageSize {
+		return "", nil, fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, typ, len(b), n.cfg.MaxMessageSize)
+	}
+	return typ, b, err
 }
 
 // Send implements actor.Transport: fire and forget to a remote PID. On the
 // first contact with a node it waits for the link (DialTimeout).
 func (n *Node) Send(sender, to actor.PID, msg any) error {
-	typ, b, err := marshal(msg)
+	typ, b, err := n.marshalOut(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
@@ -35,7 +48,7 @@ func (n *Node) Send(sender, to actor.PID, msg any) error {
 // SendNamed implements actor.Transport.
 func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
-	typ, b, err := marshal(msg)
+	typ, b, err := n.marshalOut(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", node, 0, tg.String(), err)
@@ -46,7 +59,7 @@ func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 
 // Cast implements actor.Transport.
 func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
-	typ, b, err := marshal(arg)
+	typ, b, err := n.marshalOut(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("cast", node, 0, fn, err)
@@ -65,7 +78,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if wantInc != 0 && pool.inc != wantInc {
 				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 			}
-			err := pool.enqueue(senderKey(sender), el, nil, false)
+			err := pool.enqueue(senderKey(sender), el, nil, false, nil)
 			if err == nil {
 				n.stats.sentPooled.Add(1)
 				return nil
@@ -103,7 +116,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 
 // Request implements actor.Transport.
 func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
-	typ, b, err := marshal(msg)
+	typ, b, err := n.marshalOut(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
@@ -115,7 +128,7 @@ func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any,
 // RequestNamed implements actor.Transport.
 func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	tg := nameTarget(name)
-	typ, b, err := marshal(msg)
+	typ, b, err := n.marshalOut(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", node, 0, tg.String(), err)
@@ -126,7 +139,7 @@ func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name st
 
 // Call implements actor.Transport.
 func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
-	typ, b, err := marshal(arg)
+	typ, b, err := n.marshalOut(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("call", node, 0, fn, err)
@@ -161,7 +174,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			if !p.addPending(el.ID, pc) {
 				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 			}
-			if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
+			if err := pool.enqueue(senderKey(sender), el, pc, false, nil); err != nil {
 				p.takePending(el.ID)
 				if !errors.Is(err, errPathClosed) {
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
@@ -214,6 +227,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		return nil, err
 	}
 	raw := v.(*rawReply)
+	if raw.tooLarge > 0 {
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, raw.tooLarge, n.cfg.MaxMessageSize), Outcome: actor.Executed}
+	}
 	if raw.status != StatusOK {
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
 		return nil, replyError(&el, op, p, tg.String())

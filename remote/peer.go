@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 
@@ -22,6 +23,10 @@ type peer struct {
 	// native sends and requests hold it shared, Publish exclusively.
 	pathMu sync.RWMutex
 
+	adm    *admission         // its calls and casts running here (admission.go)
+	ctx    context.Context    // done when the incarnation is gone: its casts run under it
+	cancel context.CancelFunc // ends ctx
+
 	mu      sync.Mutex // protects following
 	out     *link      // our native outbound link
 	links   map[*link]struct{}
@@ -38,6 +43,8 @@ type peer struct {
 	// while it lived (supersede.go).
 	dialed    map[uint64]*link
 	abandoned []uint64
+	// inWatches are the watches it holds on our actors (prune.go).
+	inWatches map[watchKey]struct{}
 }
 
 func (p *peer) isGone() bool {
@@ -53,12 +60,15 @@ func (p *peer) setAnnounce(draining bool, meta map[string]string) {
 }
 
 func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
-	return &peer{
+	p := &peer{
 		node: n, name: name, inc: inc, poolSize: poolSize,
+		adm:     newAdmission(n.cfg.MaxInflightPerPeer, n.cfg.MaxInflightBytesPerPeer),
 		links:   make(map[*link]struct{}),
 		pending: make(map[uint64]*pendingCall),
 		dialed:  make(map[uint64]*link),
 	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p
 }
 
 // PeerInfo describes a peer incarnation.
@@ -89,6 +99,19 @@ func (p *peer) addLink(l *link) {
 		p.out = l
 	}
 	p.mu.Unlock()
+}
+
+// inboundLinks counts the live links it dialed to us.
+func (p *peer) inboundLinks() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := 0
+	for l := range p.links {
+		if !l.outbound {
+			c++
+		}
+	}
+	return c
 }
 
 // outLink is the live native outbound link, or nil.
@@ -290,7 +313,10 @@ func (n *Node) linkDown(l *link, reason error) {
 	if lastOfLeaver {
 		defer n.incarnationGone(p, fmt.Errorf("%s left (graceful stop)", p.name))
 	}
-	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone
+	// A pool link its dialer finished (a half-close, PoolLink.Finish)
+	// ends with a clean EOF: no news.
+	finished := l.role == rolePool && !l.outbound && errors.Is(reason, io.EOF)
+	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished
 	if quiet {
 		n.log.Debug("link down", "link", l.String(), "reason", reason)
 	} else {
@@ -337,7 +363,11 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	p.pending = make(map[uint64]*pendingCall)
 	running := p.running
 	p.running = nil
+	p.meta = nil // what it announced goes with it
+	inWatches := p.inWatches
+	p.inWatches = nil
 	p.mu.Unlock()
+	p.cancel() // its casts
 	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
 		pc.f.Reply(nil, pc.failure(p, reason))
@@ -346,6 +376,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	for _, cancel := range running {
 		cancel()
 	}
+	n.dropInWatches(inWatches) // prune.go
 	p.fireWatches(reason)
 	if pool := n.route(p.name); pool != nil && pool.peer == p {
 		n.Unpublish(pool, reason)
@@ -433,6 +464,7 @@ func (p *peer) cancelAllRunning() {
 	for _, cancel := range running {
 		cancel()
 	}
+	p.cancel() // and its casts
 }
 
 func (p *peer) cancelRunning(id uint64) {

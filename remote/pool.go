@@ -81,6 +81,7 @@ type Pool struct {
 	peer    *peer
 	ends    ends
 	proxies []actor.PID
+	links   []*link   // the proxies' links: fenced when it is torn down while the peer lives
 	budgets []*budget // per proxy, nil when unbounded in bytes
 	block   bool      // a full budget makes senders wait (else ErrOverloaded)
 	closed  atomic.Bool
@@ -96,6 +97,11 @@ type PoolOptions struct {
 	// FailFast makes a full proxy refuse with actor.ErrOverloaded instead
 	// of making the sender wait.
 	FailFast bool
+	// Links are the proxies' links. When the pool is unpublished while
+	// its peer lives, they are fenced: the native path delivers nothing
+	// that follows before the peer has read everything they carried. Their
+	// owners end them with PoolLink.Finish.
+	Links []*PoolLink
 }
 
 // Node is the peer node's name; Incarnation the incarnation it serves.
@@ -190,6 +196,9 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		proxies: append([]actor.PID(nil), proxies...),
 		block:   !opts.FailFast,
 	}
+	for _, pl := range opts.Links {
+		pool.links = append(pool.links, pl.l)
+	}
 	if opts.QueueBytes > 0 {
 		for range proxies {
 			pool.budgets = append(pool.budgets, newBudget(opts.QueueBytes))
@@ -216,13 +225,25 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 
 // Unpublish removes pool from routing (if it is still published) and
 // fails the calls that went through it: still queued in a proxy,
-// ErrNotSent; written, ErrNodeDown.
+// ErrNotSent; written, ErrNodeDown. When its peer incarnation lives, the
+// pool's links are fenced in the same step (supersede.go): whatever a
+// sender sends natively from now on is delivered after what the pool's
+// links carried, as when a pool takes over from the native path.
 func (n *Node) Unpublish(pool *Pool, reason error) {
+	p := pool.peer
+	live := !p.isGone()
+	if live {
+		p.pathMu.Lock() // no native send between the route change and the fence
+	}
 	n.mu.Lock()
 	if n.route(pool.node) == pool {
 		n.swapRoute(pool.node, nil)
 	}
 	n.mu.Unlock()
+	if live {
+		p.fenceLinks(pool.links)
+		p.pathMu.Unlock()
+	}
 	n.closePool(pool, reason)
 }
 
@@ -269,7 +290,9 @@ func (n *Node) Route(node string) *Pool { return n.route(node) }
 // enqueue encodes el and hands it to the proxy chosen by key (the
 // sender's identity, so one sender keeps one proxy and its order). force
 // ignores the proxy's mailbox bound (replies).
-func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) error {
+// t, for a reply, is the admission ticket of the call it answers: it is
+// given back when the proxy has written or dropped the reply.
+func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool, t *ticket) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
@@ -284,6 +307,7 @@ func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) er
 		}
 		out.held = held{b: b, n: len(out.entry)}
 	}
+	out.held.t = t
 	var err error
 	if force {
 		err = pl.n.sys.Inject(proxy, out)
@@ -291,6 +315,7 @@ func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) er
 		err = pl.n.sys.DeliverLocal(nil, actor.PID{}, proxy, out, nil)
 	}
 	if err != nil {
+		out.held.t = nil // the caller keeps the ticket and tries another path
 		out.Release()
 	}
 	switch {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -63,8 +64,19 @@ func (pl *PoolLink) Err() error {
 	return pl.l.closeErr
 }
 
-// Close ends the link.
+// Close ends the link at once: for links that carried nothing, or that
+// failed. A link whose batches must arrive ends with Finish.
 func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
+
+// Finish ends the link after its owner's last batch: nothing more is
+// written, our side is half-closed (FIN, or TLS close_notify), and the
+// link keeps reading until the peer closes its side. Closing at once
+// with unread bytes in our socket would make the kernel reset the
+// connection, and the reset would destroy batches the peer had not read
+// yet; after a half-close they all arrive (a lingering close). Liveness
+// still closes the link if the peer goes silent. A closed link is left
+// as is.
+func (pl *PoolLink) Finish() { pl.l.finish() }
 
 // Worker is the peer worker this link is paired with.
 func (pl *PoolLink) Worker() int { return int(pl.l.worker) }
@@ -177,3 +189,40 @@ func (l *link) writeNow(b []byte) error {
 	l.node.stats.bytesOut.Add(uint64(len(b)))
 	return nil
 }
+
+// finish half-closes l after what its writer has been handed (pings and
+// pongs: a pool link's batches are written by its proxy, which has
+// stopped) and keeps it reading until the peer closes. Frames still in
+// the buffer are dropped and counted.
+func (l *link) finish() {
+	l.mu.Lock()
+	if l.closed || l.wclosed {
+		l.mu.Unlock()
+		return
+	}
+	l.wclosed = true
+	unsent := l.buf
+	l.buf = nil
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+	l.mu.Unlock()
+	l.countUnsent(unsent, errFinished)
+	cw, ok := l.conn.(interface{ CloseWrite() error })
+	if !ok {
+		// No half-close (an in-memory pipe, whose writes return only once
+		// read): nothing written can be lost by closing.
+		l.close(errLinkClosed)
+		return
+	}
+	l.wmu.Lock()
+	err := cw.CloseWrite()
+	l.wmu.Unlock()
+	if err != nil {
+		l.close(errLinkClosed)
+	}
+}
+
+// errFinished is why a finishing link dropped frames it had buffered.
+var errFinished = errors.New("remote: link finished")

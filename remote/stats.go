@@ -25,6 +25,20 @@ type Stats struct {
 	Links             int    // live links
 	Peers             int    // known live peer incarnations
 	Pending           int    // calls and requests waiting for a reply
+
+	// The limits on what peers can make this node hold (docs/SECURITY.md).
+	Inflight         int64  // calls and casts from peers admitted and not yet done (MaxInflightPerPeer each)
+	AdmissionWaits   uint64 // times a link's reader stopped at its peer's admission bound
+	TooLarge         uint64 // messages refused over MaxMessageSize (also in BadMessages)
+	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes
+	ReadBudgetWaits  uint64 // times a reader waited for read budget
+	BudgetTimeouts   uint64 // links closed after waiting the heartbeat window for read budget
+	FenceTimeouts    uint64 // fenced links closed because a fence waited the heartbeat window
+	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
+	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes
+	WatchesRefused   uint64 // peer watches refused (MaxWatchesPerPeer, or not the peer's own watcher)
+	NodesForgotten   uint64 // node names forgotten after ForgetNodesAfter
+	Nodes            int    // node names known (MaxNodes)
 }
 
 type nodeStats struct {
@@ -34,6 +48,10 @@ type nodeStats struct {
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
 	bytesOut, bytesIn, droppedUnsent             atomic.Uint64
+
+	admissionWaits, tooLarge, readWaits, budgetTimeouts atomic.Uint64
+	fenceTimeouts, linksRefused, announcesRefused       atomic.Uint64
+	watchesRefused, nodesForgotten                      atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -54,14 +72,29 @@ func (n *Node) Stats() Stats {
 		DroppedUnsent:     n.stats.droppedUnsent.Load(),
 		BytesOut:          n.stats.bytesOut.Load(),
 		BytesIn:           n.stats.bytesIn.Load(),
+
+		AdmissionWaits:   n.stats.admissionWaits.Load(),
+		TooLarge:         n.stats.tooLarge.Load(),
+		ReadBudgetInUse:  n.readBudget.inUse(),
+		ReadBudgetWaits:  n.stats.readWaits.Load(),
+		BudgetTimeouts:   n.stats.budgetTimeouts.Load(),
+		FenceTimeouts:    n.stats.fenceTimeouts.Load(),
+		LinksRefused:     n.stats.linksRefused.Load(),
+		AnnouncesRefused: n.stats.announcesRefused.Load(),
+		WatchesRefused:   n.stats.watchesRefused.Load(),
+		NodesForgotten:   n.stats.nodesForgotten.Load(),
 	}
 	for _, p := range n.livePeers() {
 		s.Peers++
+		s.Inflight += p.adm.inflight()
 		p.mu.Lock()
 		s.Links += len(p.links)
 		s.Pending += len(p.pending)
 		p.mu.Unlock()
 	}
+	n.mu.Lock()
+	s.Nodes = len(n.slots)
+	n.mu.Unlock()
 	return s
 }
 

@@ -2,6 +2,8 @@ package remote
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 )
@@ -22,13 +24,43 @@ var errFenceFull = errors.New("remote: link too full to fence an abandoned one")
 // what the kernel holds, reach the close and exit (an old link whose
 // close never arrives goes silent and is closed by liveness). Links are
 // named by the dialer's id, sent in the hello.
+//
+// A fence waits at most the heartbeat window (HeartbeatInterval x
+// HeartbeatMisses). Then the links it still waits for are closed (their
+// unread frames are lost, as a silent link's are; the peer had abandoned
+// them), and delivery resumes once their readers have ended, which a
+// close makes prompt. Without the bound, links that fence each other
+// would wait for ever, busy and never silent.
+//
+// A pool torn down while its peer lives is fenced the same way
+// (fencePool): the native path must not deliver a sender's later
+// messages before what the pool's links carried is read. Its links then
+// end with a half-close (PoolLink.Finish), so what they carried arrives.
 
 // abandon fences l, an outbound link closing while its peer lives.
 // Called by close before anything else, so no send rerouted because l
 // closed can be written before the fence.
 func (l *link) abandon() {
-	p := l.peer
-	if !l.outbound || l.dialID == 0 || p == nil || l.goodbye.Load() != 0 || !l.fenced.CompareAndSwap(false, true) {
+	if l.goodbye.Load() != 0 || l.peer == nil {
+		return
+	}
+	l.peer.fenceLinks([]*link{l})
+}
+
+// maxAbandoned bounds the ids a peer remembers for the links dialed later.
+const maxAbandoned = 256
+
+// fenceLinks fences ls, outbound links to p about to close while p lives
+// (each at most once): every other outbound link to p carries a fence
+// naming them, and every link dialed later starts with one.
+func (p *peer) fenceLinks(ls []*link) {
+	var ids []uint64
+	for _, l := range ls {
+		if l.outbound && l.dialID != 0 && l.fenced.CompareAndSwap(false, true) {
+			ids = append(ids, l.dialID)
+		}
+	}
+	if len(ids) == 0 {
 		return
 	}
 	var unfenced []*link
@@ -37,19 +69,18 @@ func (l *link) abandon() {
 		p.mu.Unlock()
 		return // no traffic to it follows
 	}
-	p.abandoned = append(p.abandoned, l.dialID)
-	if len(p.abandoned) > maxFenceLinks {
-		p.abandoned = append(p.abandoned[:0], p.abandoned[len(p.abandoned)-maxFenceLinks:]...)
+	p.abandoned = append(p.abandoned, ids...)
+	if len(p.abandoned) > maxAbandoned {
+		p.abandoned = append(p.abandoned[:0], p.abandoned[len(p.abandoned)-maxAbandoned:]...)
 	}
-	frame := l.ends.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{l.dialID}}})
 	for m := range p.links {
-		if m == l || !m.outbound {
+		if !m.outbound || m.fenced.Load() {
 			continue
 		}
 		// Never wait under the peer's lock: a link too full to take the
 		// fence is abandoned too (its buffered frames are counted as
 		// unsent), which orders it the same way.
-		if _, err := m.enqueueThen(frame, 1, false, nil, nil); errors.Is(err, actor.ErrOverloaded) {
+		if _, err := m.enqueueThen(fenceFrames(&m.ends, ids), fenceCount(ids), false, nil, nil); errors.Is(err, actor.ErrOverloaded) {
 			unfenced = append(unfenced, m)
 		}
 	}
@@ -59,19 +90,33 @@ func (l *link) abandon() {
 	}
 }
 
-// fenceNew gives a link being registered to p its first frame: a fence
-// naming every link we abandoned to p. Under p.mu (so an abandon either
-// sees the link or is in the list), before the link starts.
+// fenceFrames encodes fences naming ids, at most maxFenceLinks each.
+func fenceFrames(e *ends, ids []uint64) []byte {
+	var b []byte
+	for len(ids) > 0 {
+		k := min(len(ids), maxFenceLinks)
+		b = e.appendFrame(b, &Element{Kind: KindControl, Control: &Control{Op: CtlFence, Links: ids[:k]}})
+		ids = ids[k:]
+	}
+	return b
+}
+
+func fenceCount(ids []uint64) int { return (len(ids) + maxFenceLinks - 1) / maxFenceLinks }
+
+// fenceNewLocked gives a link being registered to p its first frames:
+// fences naming every link we abandoned to p. Under p.mu (so a fence
+// either sees the link or is in the list), before the link starts.
 func (p *peer) fenceNewLocked(l *link) {
 	if len(p.abandoned) == 0 {
 		return
 	}
-	frame := l.ends.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlFence, Links: append([]uint64(nil), p.abandoned...)}})
-	_, _ = l.enqueueThen(frame, 1, false, nil, nil) // the buffer is empty
+	_, _ = l.enqueueThen(fenceFrames(&l.ends, p.abandoned), fenceCount(p.abandoned), false, nil, nil) // the buffer is empty
 }
 
 // awaitFenced holds the reader of l until the readers of the peer's links
-// named by ids have ended, or l closed. It does not count as silence.
+// named by ids have ended, or l closed. It does not count as silence, and
+// it lasts at most the heartbeat window: then the links still waited for
+// are closed, and their readers end.
 func (l *link) awaitFenced(ids []uint64) {
 	p := l.peer
 	var olds []*link
@@ -87,21 +132,50 @@ func (l *link) awaitFenced(ids []uint64) {
 	}
 	l.dispatching.Store(true) // waiting on ourselves, not on the peer
 	defer l.dispatching.Store(false)
-	for _, old := range olds {
-		select {
-		case <-old.done:
-			continue
-		case <-old.closedCh:
-		case <-l.closedCh:
+	window := l.node.cfg.window()
+	timer := time.NewTimer(window)
+	defer timer.Stop()
+	expired := timer.C
+	for i, old := range olds {
+		closeRest := func() {
+			l.node.stats.fenceTimeouts.Add(1)
+			for _, o := range olds[i:] {
+				if !o.isClosed() {
+					l.node.log.Warn("a fence waited the heartbeat window; closing the link it waits for", "link", l.String(), "fenced", o.String(), "waited", window)
+					o.close(fmt.Errorf("%w: a fence on %s waited %v for it", errFenceTimeout, l.String(), window))
+				}
+			}
+		}
+		if !l.waitEnded(old, &expired, closeRest) {
 			return
 		}
-		if !old.started.Load() {
-			continue // it never ran (its welcome failed): nothing to deliver
-		}
+	}
+}
+
+// errFenceTimeout closes a fenced link a fence waited the heartbeat
+// window for.
+var errFenceTimeout = errors.New("remote: fenced link still open after the heartbeat window")
+
+// waitEnded waits until old's reader has ended (or old never ran); false
+// if l closed first. When expired fires, onExpire runs once (it closes
+// old, whose reader then ends promptly: every wait of a reader ends with
+// its link).
+func (l *link) waitEnded(old *link, expired *<-chan time.Time, onExpire func()) bool {
+	closed := old.closedCh
+	for {
 		select {
 		case <-old.done:
+			return true
+		case <-closed:
+			if !old.started.Load() {
+				return true // it never ran (its welcome failed): nothing to deliver
+			}
+			closed = nil // only the end of its reader matters now
 		case <-l.closedCh:
-			return
+			return false
+		case <-*expired:
+			*expired = nil
+			onExpire()
 		}
 	}
 }

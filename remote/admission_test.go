@@ -1,0 +1,164 @@
+package remote
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// holdFn registers fn on sys: each run counts itself and blocks until
+// release closes or its ctx ends (then it counts a cancellation).
+func holdFn(t *testing.T, sys *actor.System, fn string, release <-chan struct{}) (started, cancelled *atomic.Int64) {
+	started, cancelled = new(atomic.Int64), new(atomic.Int64)
+	require.NoError(t, sys.Register(fn, func(ctx context.Context, _ proto.Message) (proto.Message, error) {
+		started.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			cancelled.Add(1)
+		}
+		return &testpb.Echo{Text: "done"}, nil
+	}))
+	return started, cancelled
+}
+
+// TestAdmissionBoundsTheCallsOfAPeer: a peer with the cookie floods
+// 1,000,000 calls of a function that blocks. The node runs at most
+// MaxInflightPerPeer (default 4096) of them and its link's reader stops
+// reading at that bound, so TCP pushes back on the peer (its writes
+// stall): goroutines and memory stay bounded (the issue measured 340,816
+// goroutines and 2.0 GB on a callee), and a legitimate peer's calls go on
+// being served.
+func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
+	sys, victim, _ := startNode(t, "victim", Config{})
+	bound := victim.Config().MaxInflightPerPeer
+	require.Equal(t, 4096, bound, "the documented default")
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	started, _ := holdFn(t, sys, "hold", release)
+	good, gn, _ := startNode(t, "good", Config{})
+	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
+	healthy(t, good, "victim")
+	g0, h0 := runtime.NumGoroutine(), heapNow()
+	lg := startLegit(t, good, "victim")
+
+	const calls = 1_000_000
+	e := rawEndsAs(victim, "flooder", 7)
+	typ, payload, err := marshal(&testpb.Echo{Text: "x"})
+	require.NoError(t, err)
+	stream := frames(e, calls, func(i int) *Element {
+		return &Element{Kind: KindCall, ID: 1<<21 + uint64(i), Fn: "hold", Type: typ, Payload: payload}
+	})
+	frameSize := int64(len(stream) / calls) // ids of one size: every frame has the same length
+	conn := rawLink(t, victim, "flooder", 7, 0)
+	f := startFlood(conn, stream, time.Second)
+	waitFor(t, "the bound reached", func() bool { return started.Load() >= int64(bound) })
+	f.wait(t)
+	require.True(t, f.pushback.Load(), "the node stopped reading: the flooder's writes stalled")
+	g1, h1 := runtime.NumGoroutine(), heapNow()
+	st := victim.Stats()
+	calls0, p99, worst := lg.check(t)
+	t.Logf("flooder wrote %d of %d calls before TCP pushed back; running %d (bound %d); goroutines %d -> %d; heap+stacks %.1f -> %.1f MiB; legit peer: %d calls, p99 %v, worst %v",
+		f.written.Load()/frameSize, calls,
+		started.Load(), bound, g0, g1, float64(h0)/(1<<20), float64(h1)/(1<<20), calls0, p99, worst)
+
+	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
+	require.Equal(t, int64(bound), st.Inflight)
+	require.Less(t, st.Received, uint64(calls/2), "the reader stopped reading")
+	require.Positive(t, st.AdmissionWaits)
+	require.Less(t, g1-g0, bound+64, "goroutines beyond the bound")
+	require.Less(t, h1-h0, int64(128<<20), "memory beyond the bound")
+	require.Less(t, worst, 2*time.Second, "the legitimate peer was starved")
+
+	// The flooder goes; its running calls finish; nothing is left.
+	conn.Close()
+	once.Do(func() { close(release) })
+	goroutinesSettle(t, g0+8)
+	waitFor(t, "nothing in flight", func() bool { return victim.Stats().Inflight == 0 })
+}
+
+// TestAPeerThatNeverReadsRepliesIsNotKeptForEver: a peer floods calls of
+// a quick function and never reads a reply. The replies fill the link
+// and the kernels; the calls at the admission bound then only wait to
+// hand their replies on, and the reader waiting for admission is waiting
+// on the peer, not on this node: liveness closes the link after the
+// heartbeat window and everything it held is released.
+func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
+	const bound = 256
+	_, victim, logs := startNode(t, "victim", Config{MaxInflightPerPeer: bound, LinkBufferBytes: 64 << 10, HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3})
+	good, gn, _ := startNode(t, "good", Config{})
+	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
+	healthy(t, good, "victim")
+	g0 := runtime.NumGoroutine()
+	lg := startLegit(t, good, "victim")
+
+	e := rawEndsAs(victim, "deaf", 8)
+	typ, payload, err := marshal(&testpb.Echo{Text: strings.Repeat("r", 200)})
+	require.NoError(t, err)
+	stream := frames(e, 500_000, func(i int) *Element {
+		return &Element{Kind: KindCall, ID: 1<<21 + uint64(i), Fn: "echo", Type: typ, Payload: payload}
+	})
+	conn := rawLink(t, victim, "deaf", 8, 0)
+	f := startFlood(conn, stream, 5*time.Second)
+	var peak int
+	waitFor(t, "the link closed by liveness", func() bool {
+		peak = max(peak, runtime.NumGoroutine())
+		return strings.Contains(logs.String(), "the peer reads none of its replies")
+	})
+	f.wait(t)
+	calls, p99, worst := lg.check(t)
+	t.Logf("goroutines %d, peak %d (bound %d); legit peer: %d calls, p99 %v, worst %v", g0, peak, bound, calls, p99, worst)
+	require.Less(t, peak-g0, bound+64, "goroutines beyond the bound")
+	goroutinesSettle(t, g0+8)
+	require.Zero(t, victim.Stats().Inflight, "the closed link released what it held")
+}
+
+// TestCastsAreBoundedAndCancelledWithTheirIncarnation: 200,000 casts to
+// a function that waits on its context (the issue measured 200,020
+// goroutines, still running after the link closed). At most the bound
+// run and the reader stops; when the peer's incarnation is gone (here it
+// comes back as a new one) every cast still running has its context
+// cancelled, and the node is back where it was.
+func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
+	const bound = 500
+	sys, victim, _ := startNode(t, "victim", Config{MaxInflightPerPeer: bound})
+	started, cancelled := holdFn(t, sys, "slow", make(chan struct{}))
+	good, gn, _ := startNode(t, "good", Config{})
+	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
+	g0 := runtime.NumGoroutine()
+
+	e := rawEndsAs(victim, "caster", 9)
+	typ, payload, err := marshal(&testpb.Echo{Text: "c"})
+	require.NoError(t, err)
+	stream := frames(e, 200_000, func(int) *Element {
+		return &Element{Kind: KindCast, Fn: "slow", Type: typ, Payload: payload}
+	})
+	conn := rawLink(t, victim, "caster", 9, 0)
+	f := startFlood(conn, stream, time.Second)
+	waitFor(t, "the bound reached", func() bool { return started.Load() >= bound })
+	f.wait(t)
+	require.True(t, f.pushback.Load(), "the node stopped reading: the caster's writes stalled")
+	g1 := runtime.NumGoroutine()
+	healthy(t, good, "victim")
+	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
+	require.Less(t, g1-g0, bound+64)
+
+	// The caster restarts: a new incarnation under the same name. The old
+	// one is gone, and so is every cast it had running.
+	conn.Close()
+	rawLink(t, victim, "caster", 10, 0)
+	waitFor(t, "every running cast cancelled", func() bool { return cancelled.Load() == bound })
+	require.Equal(t, int64(bound), started.Load(), "no cast of the gone incarnation started")
+	goroutinesSettle(t, g0+8)
+	t.Logf("casts running %d (bound %d), goroutines %d -> %d -> back; cancelled %d", started.Load(), bound, g0, g1, cancelled.Load())
+}

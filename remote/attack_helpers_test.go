@@ -1,0 +1,163 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/stretchr/testify/require"
+)
+
+// Helpers of the tests that attack a node as a peer holding the cookie:
+// raw connections that complete the handshake of SPEC.md and then write
+// whatever they like.
+
+// rawLink completes a handshake with n as node name, incarnation inc,
+// naming the link linkID (0: none), and returns the connection.
+func rawLink(t testing.TB, n *Node, name string, inc, linkID uint64) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", n.Addr())
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = clientHandshake(conn, []byte("cookie"), hello{Node: name, Inc: inc, Addr: "127.0.0.1:1", LinkID: linkID}, 5*time.Second)
+	require.NoError(t, err)
+	return conn
+}
+
+// rawEndsAs are the ends of a raw link named name/inc to n.
+func rawEndsAs(n *Node, name string, inc uint64) ends {
+	return ends{selfNode: name, selfInc: inc, peerNode: n.sys.Name(), peerInc: n.sys.Incarnation()}
+}
+
+// frames encodes count elements made by mk(i), i from 0.
+func frames(e ends, count int, mk func(i int) *Element) []byte {
+	var b []byte
+	for i := range count {
+		b = e.appendFrame(b, mk(i))
+	}
+	return b
+}
+
+// flood writes b to conn in the background until it is all written, the
+// node stops taking bytes for stall (it stopped reading: TCP pushes
+// back), or conn closes. The result says how many bytes went and whether
+// the node pushed back.
+type flood struct {
+	done     chan struct{}
+	written  atomic.Int64
+	pushback atomic.Bool
+}
+
+func startFlood(conn net.Conn, b []byte, stall time.Duration) *flood {
+	f := &flood{done: make(chan struct{})}
+	go func() {
+		defer close(f.done)
+		for len(b) > 0 {
+			chunk := b[:min(len(b), 64<<10)]
+			_ = conn.SetWriteDeadline(time.Now().Add(stall))
+			n, err := conn.Write(chunk)
+			f.written.Add(int64(n))
+			b = b[n:]
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				f.pushback.Store(true)
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return f
+}
+
+func (f *flood) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-f.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the flood never ended")
+	}
+}
+
+// heapNow is the heap and stack memory in use after a collection.
+func heapNow() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse + m.StackInuse)
+}
+
+// goroutinesSettle waits until the goroutine count is at most want.
+func goroutinesSettle(t *testing.T, want int) {
+	t.Helper()
+	waitFor(t, "goroutines back to the baseline", func() bool { return runtime.NumGoroutine() <= want })
+}
+
+// legit is a well-behaved peer calling echo on a node all along, with
+// its latencies: it must be served whatever the attacker does.
+type legit struct {
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex // protects following
+	lat  []time.Duration
+	errs []error
+}
+
+func startLegit(t testing.TB, sys *actor.System, node string) *legit {
+	g := &legit{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		for {
+			select {
+			case <-g.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			start := time.Now()
+			_, err := sys.Call(ctx, node, "echo", &testpb.Echo{Text: "legit"})
+			cancel()
+			g.mu.Lock()
+			g.lat = append(g.lat, time.Since(start))
+			if err != nil {
+				g.errs = append(g.errs, err)
+			}
+			g.mu.Unlock()
+			time.Sleep(2 * time.Millisecond) // pacing, not synchronisation
+		}
+	}()
+	t.Cleanup(g.halt)
+	return g
+}
+
+func (g *legit) halt() {
+	select {
+	case <-g.stop:
+	default:
+		close(g.stop)
+	}
+	<-g.done
+}
+
+// check halts the peer and asserts every call succeeded; it returns the
+// calls made and the 99th percentile and worst latency.
+func (g *legit) check(t testing.TB) (calls int, p99, worst time.Duration) {
+	t.Helper()
+	g.halt()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	require.Empty(t, g.errs, "the legitimate peer's calls failed")
+	require.NotEmpty(t, g.lat, "the legitimate peer made no call")
+	lat := append([]time.Duration(nil), g.lat...)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return len(lat), lat[len(lat)*99/100], lat[len(lat)-1]
+}

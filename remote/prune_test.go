@@ -1,0 +1,155 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAnnouncementsAreBoundedAndGoWithTheirIncarnation: 20 peers each
+// announce 4 MiB (the issue measured 60 MiB announcements kept after
+// their peer left). An announcement over MaxAnnounceBytes (default
+// 64 KiB) is ignored before it is decoded, counted and logged, and the
+// link stays up; one within it is kept until its incarnation is gone.
+func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{})
+	require.Equal(t, 64<<10, victim.Config().MaxAnnounceBytes)
+	big := map[string]string{}
+	for i := range 1024 {
+		big[fmt.Sprintf("k%04d", i)] = strings.Repeat("v", 4<<10)
+	}
+	h0 := heapNow()
+	for i := range 20 {
+		name := fmt.Sprintf("boaster-%d", i)
+		e := rawEndsAs(victim, name, uint64(200+i))
+		conn := rawLink(t, victim, name, uint64(200+i), 0)
+		_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Meta: big}}))
+		require.NoError(t, err)
+	}
+	waitFor(t, "20 announcements refused", func() bool { return victim.Stats().AnnouncesRefused == 20 })
+	h1 := heapNow()
+	t.Logf("20 announcements of 4 MiB: heap+stacks %+.1f MiB", float64(h1-h0)/(1<<20))
+	require.Less(t, h1-h0, int64(16<<20), "announcements kept")
+	require.Contains(t, logs.String(), "exceeds MaxAnnounceBytes 65536")
+	for i := range 20 {
+		info, ok := victim.Peer(fmt.Sprintf("boaster-%d", i))
+		require.True(t, ok, "the link stays up")
+		require.Empty(t, info.Meta)
+	}
+
+	// Within the bound it is kept, and it goes with its incarnation.
+	e := rawEndsAs(victim, "modest", 300)
+	conn := rawLink(t, victim, "modest", 300, 0)
+	_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Meta: map[string]string{"svc": "1.0"}}}))
+	require.NoError(t, err)
+	waitFor(t, "the announcement kept", func() bool { info, _ := victim.Peer("modest"); return info.Meta["svc"] == "1.0" })
+	p := victim.current("modest")
+	rawLink(t, victim, "modest", 301, 0) // a new incarnation: the old one is gone
+	waitFor(t, "the old incarnation gone", func() bool { return p.isGone() })
+	require.Nil(t, p.info().Meta, "released with its incarnation")
+}
+
+// TestWatchesAreBoundedPerPeerAndRemovedWithIt: a peer asks for 1,500
+// watches of an actor where MaxWatchesPerPeer is 1,000 (the issue
+// measured 1 M watches kept after the peer left). The first 1,000 are
+// kept; each one beyond is answered at once with a termination whose
+// reason is overloaded; when the incarnation is gone, its watches are
+// removed from the actor. A watch whose watcher is not the peer's own
+// actor is ignored.
+func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
+	const max = 1000
+	sys, victim, _ := startNode(t, "victim", Config{MaxWatchesPerPeer: max})
+	target, err := sys.SpawnFunc(func(*actor.Context) {})
+	require.NoError(t, err)
+	e := rawEndsAs(victim, "watcher", 16)
+	conn := rawLink(t, victim, "watcher", 16, 0)
+	var stream []byte
+	for i := range 1500 {
+		stream = e.appendFrame(stream, &Element{Kind: KindControl, Control: &Control{Op: CtlWatch,
+			Watcher: actor.PID{Node: "watcher", Incarnation: 16, ID: uint64(i + 1)}, Target: target}})
+	}
+	// Not its own watcher: ignored.
+	stream = e.appendFrame(stream, &Element{Kind: KindControl, Control: &Control{Op: CtlWatch,
+		Watcher: actor.PID{Node: "bystander", Incarnation: 1, ID: 1}, Target: target}})
+	_, err = conn.Write(stream)
+	require.NoError(t, err)
+
+	// The refusals come back as terminations with the code overloaded.
+	refused := 0
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	fr := newFrameReader(conn, 1<<20)
+	for refused < 500 {
+		k, body, err := fr.next()
+		require.NoError(t, err)
+		if k != KindControl {
+			continue
+		}
+		var el Element
+		require.NoError(t, e.decodeBody(k, body, &el))
+		if el.Control.Op == CtlTerminated {
+			require.Equal(t, "overloaded", el.Control.Code)
+			require.Greater(t, el.Control.Watcher.ID, uint64(max))
+			refused++
+		}
+	}
+	waitFor(t, "the refusals counted", func() bool { return victim.Stats().WatchesRefused == 501 })
+	p := victim.current("watcher")
+	p.mu.Lock()
+	kept := len(p.inWatches)
+	p.mu.Unlock()
+	require.Equal(t, max, kept)
+
+	// Gone: its watches are removed from the actor, so the actor's end
+	// notifies nobody of that incarnation.
+	rawLink(t, victim, "watcher", 17, 0)
+	waitFor(t, "the old incarnation gone", func() bool { return p.isGone() })
+	p.mu.Lock()
+	require.Nil(t, p.inWatches)
+	p.mu.Unlock()
+}
+
+// TestNodeNamesUnseenForAWhileAreForgotten: 2,000 names say hello and
+// go (the issue measured 20,000 names kept after their peers
+// disconnected). A name that discovery does not list and that has had
+// no link for ForgetNodesAfter is forgotten; names discovery lists, or
+// that the user connected to, stay. MaxNodes bounds the names kept: a
+// new name beyond it is refused while every name has a live incarnation.
+func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
+	_, victim, _ := startNode(t, "victim", Config{ForgetNodesAfter: 200 * time.Millisecond, Seeds: []string{"seed=127.0.0.1:1"}})
+	good, gn, _ := startNode(t, "good", Config{})
+	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
+	healthy(t, good, "victim")
+	n0 := victim.Stats().Nodes // seed and good
+	require.Equal(t, 2, n0)
+	peak := 0
+	for i := range 2000 {
+		c := rawLink(t, victim, fmt.Sprintf("passer-%d", i), uint64(1000+i), 0)
+		c.Close()
+		peak = max(peak, victim.Stats().Nodes)
+	}
+	require.Greater(t, peak, n0, "names are kept for a while")
+	waitFor(t, "the passing names forgotten", func() bool { return victim.Stats().Nodes == n0 })
+	t.Logf("2,000 passing names: at most %d known at once; %d forgotten", peak, victim.Stats().NodesForgotten)
+	require.GreaterOrEqual(t, victim.Stats().NodesForgotten, uint64(2000))
+	_, ok := victim.Peer("good")
+	require.True(t, ok, "a name with a link stays")
+	healthy(t, good, "victim")
+
+	// MaxNodes: names with live links cannot be forgotten, so a new name
+	// beyond the bound is refused.
+	_, capped, _ := startNode(t, "capped", Config{MaxNodes: 10})
+	for i := range 10 {
+		rawLink(t, capped, fmt.Sprintf("holder-%d", i), uint64(2000+i), 0)
+	}
+	conn, err := net.Dial("tcp", capped.Addr())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = clientHandshake(conn, []byte("cookie"), hello{Node: "one-too-many", Inc: 3000}, 5*time.Second)
+	require.ErrorContains(t, err, "too many node names known here (MaxNodes 10)")
+}
