@@ -15,8 +15,6 @@ import (
 	"github.com/mailroom-go/mailroom/supervisor"
 )
 
-var errProxyStopped = errors.New("proxypool: proxy stopped")
-
 // Manager runs this node's proxy pools: a supervisor with one connection
 // master per peer node, each building a pool of proxies toward the peer's
 // current incarnation.
@@ -30,6 +28,7 @@ type Manager struct {
 
 	mu      sync.Mutex // protects following
 	conns   map[string]*Info
+	auto    map[string]bool           // masters started by the manager, not by StartConnection
 	dead    map[string]*atomic.Uint64 // dead letters of queued pool traffic, by node
 	closing bool
 	goDone  bool // OnClose began waiting for wg: no more goroutines
@@ -55,6 +54,7 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	m := &Manager{
 		node: node, sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
 		conns: make(map[string]*Info),
+		auto:  make(map[string]bool),
 		dead:  make(map[string]*atomic.Uint64),
 	}
 	m.batch.Store(int64(cfg.BatchSize))
@@ -71,6 +71,7 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 		OnPeer:     m.onPeer,
 		OnPeerGone: m.onPeerGone,
 		OnMember:   m.onMember,
+		OnForget:   m.onForget,
 		OnClose:    m.waitGoroutines,
 	})
 	if !cfg.ManualConnect {
@@ -92,6 +93,13 @@ func (m *Manager) SetBatchSize(n int) {
 // Asynchronous: the pool is built when the peer's receiver pool answers;
 // poll ConnectionInfo. Idempotent.
 func (m *Manager) StartConnection(ctx context.Context, node string) error {
+	m.mu.Lock()
+	delete(m.auto, node) // the user's: kept until StopConnection
+	m.mu.Unlock()
+	return m.startConnection(ctx, node)
+}
+
+func (m *Manager) startConnection(ctx context.Context, node string) error {
 	if node == m.sys.Name() {
 		return fmt.Errorf("proxypool: start connection: %q is this node", node)
 	}
@@ -119,6 +127,9 @@ func (m *Manager) StartConnection(ctx context.Context, node string) error {
 // automatic connection, the peer announces itself again. This is the only
 // way a master is removed. Idempotent.
 func (m *Manager) StopConnection(ctx context.Context, node string) error {
+	m.mu.Lock()
+	delete(m.auto, node)
+	m.mu.Unlock()
 	if err := supervisor.TerminateChild(ctx, m.sys, m.sup, node); err != nil && !errors.Is(err, supervisor.ErrUnknownChild) {
 		return err
 	}
@@ -229,10 +240,15 @@ func (m *Manager) notify(node string, msg any, start bool) {
 	if !start || m.cfg.ManualConnect || closing {
 		return
 	}
+	m.mu.Lock()
+	if _, exists := m.conns[node]; !exists {
+		m.auto[node] = true
+	}
+	m.mu.Unlock()
 	m.goOwned(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 		defer cancel()
-		if err := m.StartConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
+		if err := m.startConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
 			m.log.Warn("could not start a connection master", "peer", node, "err", err)
 		}
 	})
@@ -270,6 +286,27 @@ func (m *Manager) onPeer(p remote.PeerInfo) {
 
 func (m *Manager) onPeerGone(p remote.PeerInfo) {
 	m.notify(p.Node, peerGone{inc: p.Incarnation}, false)
+}
+
+// onForget removes what the manager keeps for a node name the remote
+// layer forgot: the master it started by itself (one the user started
+// stays until StopConnection) and its counters.
+func (m *Manager) onForget(node string) {
+	m.mu.Lock()
+	auto := m.auto[node]
+	delete(m.auto, node)
+	delete(m.dead, node)
+	m.mu.Unlock()
+	if !auto {
+		return
+	}
+	m.goOwned(func() {
+		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
+		defer cancel()
+		if err := m.StopConnection(ctx, node); err != nil && m.ctx.Err() == nil {
+			m.log.Warn("could not remove the connection master of a forgotten node", "peer", node, "err", err)
+		}
+	})
 }
 
 func (m *Manager) onMember(ev discovery.Event) {

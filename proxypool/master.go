@@ -191,7 +191,7 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 		ms.proxies[pid] = true
 	}
 	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies, remote.PoolOptions{
-		QueueBytes: ms.m.cfg.ProxyQueueBytes, FailFast: ms.m.cfg.Policy == actor.FailFast,
+		QueueBytes: ms.m.cfg.ProxyQueueBytes, FailFast: ms.m.cfg.Policy == actor.FailFast, Links: b.links,
 	})
 	if err != nil || len(proxies) != len(b.links) {
 		for pid := range ms.proxies {
@@ -227,8 +227,10 @@ func (ms *master) scheduleRetry(c *actor.Context, err error) {
 }
 
 // teardown unpublishes the pool at once (traffic falls back to the native
-// path; queued calls fail as not sent, written ones as node down) and
-// stops its proxies (what was still queued in them becomes dead letters).
+// path, fenced behind what the pool's links carried when the peer lives;
+// queued calls fail as not sent, written ones as node down) and stops its
+// proxies: what was still queued in them becomes dead letters, what they
+// wrote arrives (each ends its link with a half-close, PoolLink.Finish).
 func (ms *master) teardown(c *actor.Context, reason error) {
 	if ms.pool != nil {
 		ms.m.node.Unpublish(ms.pool, reason)

@@ -44,7 +44,8 @@ func (p *proxy) Receive(c *actor.Context) {
 	case linkClosed:
 		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
 	case actor.Stopped:
-		p.link.Close(errProxyStopped)
+		// What it wrote must arrive: a half-close, not a reset.
+		p.link.Finish()
 	}
 }
 
