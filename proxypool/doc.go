@@ -25,7 +25,12 @@
 //     to the native path, calls still queued fail with actor.ErrNotSent
 //     (not executed), calls written fail with actor.ErrNodeDown, queued
 //     sends are counted dead letters. The master builds a fresh pool when
-//     it can.
+//     it can;
+//   - when the pool goes while its peer lives (StopConnection, a proxy
+//     died), the native path is fenced behind the pool's links, the
+//     proxies write the sends they hold and end their links with a
+//     half-close: per-sender order holds and every send arrives or is
+//     counted (remote/SPEC.md, "Fences").
 //
 // # Usage
 //

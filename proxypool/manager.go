@@ -124,8 +124,12 @@ func (m *Manager) startConnection(ctx context.Context, node string) error {
 
 // StopConnection tears node's pool down and removes its master. Traffic
 // to node takes the native path until StartConnection is called or, with
-// automatic connection, the peer announces itself again. This is the only
-// way a master is removed. Idempotent.
+// automatic connection, the peer announces itself again. Per-sender order
+// holds across the change: what the pool's proxies hold is written first
+// (StopConnection waits for it, at most the remote layer's heartbeat
+// window; what is left then becomes counted dead letters), and the native
+// path delivers nothing that follows before the peer has read it. This is
+// the only way a master is removed. Idempotent.
 func (m *Manager) StopConnection(ctx context.Context, node string) error {
 	m.mu.Lock()
 	delete(m.auto, node)

@@ -64,7 +64,7 @@ func (ms *master) Receive(c *actor.Context) {
 			return
 		}
 		if ms.pool != nil {
-			ms.teardown(c, fmt.Errorf("%s is now incarnation %016x", ms.node, msg.inc))
+			ms.teardown(c, fmt.Errorf("%s is now incarnation %016x", ms.node, msg.inc), false)
 		}
 		if msg.inc != ms.inc {
 			ms.inc = msg.inc
@@ -74,7 +74,7 @@ func (ms *master) Receive(c *actor.Context) {
 		ms.build(c)
 	case peerGone:
 		if ms.pool != nil && ms.pool.Incarnation() == msg.inc {
-			ms.teardown(c, fmt.Errorf("incarnation %016x of %s is gone", msg.inc, ms.node))
+			ms.teardown(c, fmt.Errorf("incarnation %016x of %s is gone", msg.inc, ms.node), false)
 		}
 		if ms.inc == msg.inc {
 			ms.inc = 0
@@ -89,7 +89,9 @@ func (ms *master) Receive(c *actor.Context) {
 		}
 	case actor.Terminated:
 		if ms.proxies[msg.PID] {
-			ms.teardown(c, fmt.Errorf("proxy %s ended: %v", msg.PID, msg.Reason))
+			// The peer may well live: the other proxies write what they
+			// hold before the next pool (fenced behind them) takes over.
+			ms.teardown(c, fmt.Errorf("proxy %s ended: %v", msg.PID, msg.Reason), true)
 			ms.build(c)
 		}
 	case actor.Stopping:
@@ -97,7 +99,11 @@ func (ms *master) Receive(c *actor.Context) {
 		if ms.timer != nil {
 			ms.timer.Stop()
 		}
-		ms.teardown(c, errors.New("connection stopped"))
+		// StopConnection: the peer lives; the proxies write what they hold
+		// before they stop with this master (at most the heartbeat window:
+		// the peer's fence waits no longer). Not when the node stops.
+		drained := ms.teardown(c, errors.New("connection stopped"), !ms.m.isClosing())
+		ms.m.waitDrained(drained)
 		ms.m.setInfo(ms.node, nil)
 	}
 }
@@ -228,19 +234,50 @@ func (ms *master) scheduleRetry(c *actor.Context, err error) {
 
 // teardown unpublishes the pool at once (traffic falls back to the native
 // path, fenced behind what the pool's links carried when the peer lives;
-// queued calls fail as not sent, written ones as node down) and stops its
-// proxies: what was still queued in them becomes dead letters, what they
-// wrote arrives (each ends its link with a half-close, PoolLink.Finish).
-func (ms *master) teardown(c *actor.Context, reason error) {
+// queued calls fail as not sent, written ones as node down) and ends its
+// proxies. With drain (the peer lives), each proxy first writes the sends
+// it holds, then ends its link with a half-close (PoolLink.Finish) so
+// they all arrive; the channels returned close as each has. Otherwise
+// (the peer is gone) they stop at once and what they held becomes dead
+// letters.
+func (ms *master) teardown(c *actor.Context, reason error, drain bool) []chan struct{} {
 	if ms.pool != nil {
 		ms.m.node.Unpublish(ms.pool, reason)
 		c.Logger().Info("pool torn down", "peer", ms.node, "reason", reason)
 	}
+	var drained []chan struct{}
 	for pid := range ms.proxies {
+		if drain {
+			d := make(chan struct{})
+			if c.System().Inject(pid, drainMsg{done: d}) == nil { // behind all it holds
+				drained = append(drained, d)
+				continue
+			}
+		}
 		c.Stop(pid)
 	}
 	ms.pool, ms.proxies = nil, nil
 	ms.publish(c, Down)
+	return drained
+}
+
+// waitDrained waits until the proxies have written what they held, at
+// most the heartbeat window of the remote layer (the peer's fence on the
+// native path waits no longer for the pool's links).
+func (m *Manager) waitDrained(drained []chan struct{}) {
+	if len(drained) == 0 {
+		return
+	}
+	rc := m.node.Config()
+	t := time.NewTimer(rc.HeartbeatInterval * time.Duration(rc.HeartbeatMisses))
+	defer t.Stop()
+	for _, d := range drained {
+		select {
+		case <-d:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func (ms *master) publish(c *actor.Context, st Status) {

@@ -23,6 +23,12 @@ type proxy struct {
 // linkClosed tells a proxy its link has ended.
 type linkClosed struct{}
 
+// drainMsg asks a proxy whose pool was torn down while the peer lives to
+// write what it holds (everything queued before this message), end its
+// link with a half-close and stop; done closes when it has, or when it
+// will not (it stopped first).
+type drainMsg struct{ done chan struct{} }
+
 func proxyProps(m *Manager, link *remote.PoolLink, batch int) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &proxy{m: m, link: link, batch: batch}
@@ -32,7 +38,7 @@ func proxyProps(m *Manager, link *remote.PoolLink, batch int) *actor.Props {
 func (p *proxy) BatchLimit() int { return p.batch }
 
 func (p *proxy) Receive(c *actor.Context) {
-	switch c.Message().(type) {
+	switch m := c.Message().(type) {
 	case actor.Started:
 		self, sys, closed := c.Self(), c.System(), p.link.Closed()
 		if !p.m.goOwned(func() {
@@ -43,6 +49,10 @@ func (p *proxy) Receive(c *actor.Context) {
 		}
 	case linkClosed:
 		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))
+	case drainMsg:
+		p.link.Finish()
+		close(m.done)
+		c.Stop(c.Self())
 	case actor.Stopped:
 		// What it wrote must arrive: a half-close, not a reset.
 		p.link.Finish()
@@ -56,14 +66,42 @@ func (p *proxy) ReceiveBatch(c *actor.Context, msgs []any) {
 		switch o := m.(type) {
 		case *remote.Outgoing:
 			items = append(items, o)
+		case drainMsg:
+			// The pool was torn down while the peer lives: write what came
+			// before, end the link so it all arrives, and stop. What came
+			// after (a sender that raced the teardown) is not sent.
+			if len(items) > 0 {
+				if err := p.link.WriteBatch(items); err != nil {
+					p.drop(c, items, fmt.Errorf("%w: pool link failed during the write (may have been delivered): %v", actor.ErrNodeDown, err))
+				}
+			}
+			clear(items)
+			var rest []*remote.Outgoing
+			for _, m := range msgs[i+1:] {
+				switch o := m.(type) {
+				case *remote.Outgoing:
+					rest = append(rest, o)
+				case drainMsg:
+					close(o.done)
+				}
+			}
+			p.drop(c, rest, fmt.Errorf("%w: its pool was torn down", actor.ErrNotSent))
+			p.items = items[:0]
+			p.link.Finish()
+			close(o.done)
+			c.Stop(c.Self())
+			return
 		case linkClosed:
 			// Nothing more can be written: what is left of this batch, on
 			// both sides of the notice, is not sent (the runtime counts the
 			// whole batch as handled). Calls fail as not sent when the pool
 			// is torn down; sends and casts are dead letters.
 			for _, rest := range msgs[i+1:] {
-				if o, ok := rest.(*remote.Outgoing); ok {
+				switch o := rest.(type) {
+				case *remote.Outgoing:
 					items = append(items, o)
+				case drainMsg:
+					close(o.done) // nothing more will be written
 				}
 			}
 			p.drop(c, items, fmt.Errorf("%w: pool link closed", actor.ErrNotSent))
@@ -99,6 +137,10 @@ func (p *proxy) drop(c *actor.Context, items []*remote.Outgoing, reason error) {
 // Reclaim takes back what is left in the mailbox when the proxy ends:
 // the same rules as drop; only sends and casts become dead letters.
 func (p *proxy) Reclaim(msg any) bool {
+	if d, ok := msg.(drainMsg); ok {
+		close(d.done) // it stopped first: nothing more will be written
+		return true
+	}
 	o, ok := msg.(*remote.Outgoing)
 	if !ok {
 		return false
