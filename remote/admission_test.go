@@ -162,3 +162,37 @@ func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	goroutinesSettle(t, g0+8)
 	t.Logf("casts running %d (bound %d), goroutines %d -> %d -> back; cancelled %d", started.Load(), bound, g0, g1, cancelled.Load())
 }
+
+// TestAdmissionIsPerIncarnationOverAllItsLinks: the bound holds for a
+// peer incarnation over all its links, its native link and its pool
+// links to the receiver pool's workers alike: three links flooding at
+// once still run exactly the bound, and every one of their readers stops.
+func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
+	const bound = 300
+	sys, victim, _ := startNode(t, "victim", Config{MaxInflightPerPeer: bound, PoolSize: 2})
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	started, _ := holdFn(t, sys, "hold", release)
+	e := rawEndsAs(victim, "spread", 18)
+	typ, payload, err := marshal(&testpb.Echo{Text: "x"})
+	require.NoError(t, err)
+	var floods []*flood
+	for i, h := range []hello{
+		{Node: "spread", Inc: 18, LinkID: 1},
+		{Node: "spread", Inc: 18, LinkID: 2, Role: rolePool, Worker: 0},
+		{Node: "spread", Inc: 18, LinkID: 3, Role: rolePool, Worker: 1},
+	} {
+		stream := frames(e, 200_000, func(j int) *Element {
+			return &Element{Kind: KindCall, ID: uint64(i)<<24 + 1<<21 + uint64(j), Fn: "hold", Type: typ, Payload: payload}
+		})
+		floods = append(floods, startFlood(rawLinkAs(t, victim, h), stream, time.Second))
+	}
+	for _, f := range floods {
+		f.wait(t)
+		require.True(t, f.pushback.Load(), "every link's reader stopped")
+	}
+	require.Equal(t, int64(bound), started.Load(), "the bound is the incarnation's, not each link's")
+	require.Equal(t, int64(bound), victim.Stats().Inflight)
+	once.Do(func() { close(release) })
+}

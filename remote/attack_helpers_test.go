@@ -24,10 +24,17 @@ import (
 // naming the link linkID (0: none), and returns the connection.
 func rawLink(t testing.TB, n *Node, name string, inc, linkID uint64) net.Conn {
 	t.Helper()
+	return rawLinkAs(t, n, hello{Node: name, Inc: inc, Addr: "127.0.0.1:1", LinkID: linkID})
+}
+
+// rawLinkAs completes a handshake with n saying h (a pool link: Role
+// rolePool and a Worker).
+func rawLinkAs(t testing.TB, n *Node, h hello) net.Conn {
+	t.Helper()
 	conn, err := net.Dial("tcp", n.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = clientHandshake(conn, []byte("cookie"), hello{Node: name, Inc: inc, Addr: "127.0.0.1:1", LinkID: linkID}, 5*time.Second)
+	_, err = clientHandshake(conn, []byte("cookie"), h, 5*time.Second)
 	require.NoError(t, err)
 	return conn
 }

@@ -82,8 +82,8 @@ func (b *budget) bytes() int64 {
 // a reply answers (admission.go), so they are released exactly once.
 type held struct {
 	b    *budget
-	n    int
 	t    *ticket
+	n    int32 // an entry's size (at most MaxFrameSize: 1 GiB); int32 keeps Outgoing in its size class
 	done atomic.Bool
 }
 
@@ -92,7 +92,7 @@ func (h *held) release() {
 		return
 	}
 	if h.b != nil {
-		h.b.release(h.n)
+		h.b.release(int(h.n))
 	}
 	h.t.release()
 }

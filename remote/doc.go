@@ -45,4 +45,16 @@
 // The decoder never panics (fuzzed). A frame over MaxFrameSize, an unknown
 // kind, a malformed body or a failed handshake closes that one link with a
 // logged reason and a counter; every other link keeps working.
+//
+// # Limits
+//
+// What a peer holding the cookie can make a node run, allocate or keep is
+// bounded by the limit fields of Config, each counted in Stats and
+// released with the peer's links or incarnation (docs/SECURITY.md): calls
+// and casts in flight per peer incarnation (at the bound its links'
+// readers stop reading, so TCP pushes back), frame buffers (they grow as
+// bytes arrive, within a node-wide read budget), message size (checked
+// before decoding), links per peer, announcements, watches and node
+// names. A wait on this node's own resources (a fence, read budget) lasts
+// at most the heartbeat window; then links close instead.
 package remote

@@ -381,7 +381,8 @@ func (n *Node) inReply(l *link, el *Element) {
 		// answer is refused.
 		n.stats.tooLarge.Add(1)
 		n.stats.badMessages.Add(1)
-		raw.typ, raw.tooLarge = "", len(el.Payload)
+		raw.status, raw.typ = statusTooLarge, ""
+		raw.message = fmt.Sprintf("a result of %d bytes exceeds MaxMessageSize %d", len(el.Payload), n.cfg.MaxMessageSize)
 	} else if len(el.Payload) > 0 {
 		raw.payload = append([]byte(nil), el.Payload...)
 	}

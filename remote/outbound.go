@@ -18,10 +18,13 @@ type rawReply struct {
 	payload []byte
 	code    string
 	message string
-	// tooLarge is the size of a result over MaxMessageSize, refused by
-	// the reader before it was decoded (the payload is dropped).
-	tooLarge int
 }
+
+// statusTooLarge marks a rawReply whose result was over MaxMessageSize:
+// refused by the reader before it was decoded, its payload dropped, the
+// reason in message. Never on the wire (the decoder refuses statuses
+// above StatusError).
+const statusTooLarge Status = 0xFF
 
 // marshalOut is marshal with MaxMessageSize: a message the peer would
 // refuse is not sent (actor.ErrBadMessage, not executed).
@@ -227,8 +230,8 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		return nil, err
 	}
 	raw := v.(*rawReply)
-	if raw.tooLarge > 0 {
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, raw.tooLarge, n.cfg.MaxMessageSize), Outcome: actor.Executed}
+	if raw.status == statusTooLarge {
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: %s", actor.ErrBadMessage, raw.message), Outcome: actor.Executed}
 	}
 	if raw.status != StatusOK {
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}

@@ -305,7 +305,7 @@ func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool, t 
 		if err := b.acquire(len(out.entry), pl.block, force); err != nil {
 			return err
 		}
-		out.held = held{b: b, n: len(out.entry)}
+		out.held = held{b: b, n: int32(len(out.entry))}
 	}
 	out.held.t = t
 	var err error
