@@ -73,10 +73,10 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 		started.Load(), bound, g0, g1, float64(h0)/(1<<20), float64(h1)/(1<<20), calls0, p99, worst)
 
 	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
-	require.Equal(t, int64(bound), st.Inflight)
+	require.Equal(t, int64(bound), victim.current("flooder").adm.inflight())
 	require.Less(t, st.Received, uint64(calls/2), "the reader stopped reading")
 	require.Positive(t, st.AdmissionWaits)
-	require.Less(t, g1-g0, bound+64, "goroutines beyond the bound")
+	require.Less(t, g1-g0, bound+128, "goroutines beyond the bound")
 	require.Less(t, h1-h0, int64(128<<20), "memory beyond the bound")
 	require.Less(t, worst, 2*time.Second, "the legitimate peer was starved")
 
@@ -84,7 +84,7 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 	conn.Close()
 	once.Do(func() { close(release) })
 	goroutinesSettle(t, g0+8)
-	waitFor(t, "nothing in flight", func() bool { return victim.Stats().Inflight == 0 })
+	waitFor(t, "nothing in flight", func() bool { return victim.current("flooder").adm.inflight() == 0 })
 }
 
 // TestAPeerThatNeverReadsRepliesIsNotKeptForEver: a peer floods calls of
@@ -95,8 +95,9 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 // heartbeat window and everything it held is released.
 func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	const bound = 256
-	_, victim, logs := startNode(t, "victim", Config{MaxInflightPerPeer: bound, LinkBufferBytes: 64 << 10, HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3})
-	good, gn, _ := startNode(t, "good", Config{})
+	hb := Config{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 5}
+	_, victim, logs := startNode(t, "victim", Config{MaxInflightPerPeer: bound, LinkBufferBytes: 64 << 10, HeartbeatInterval: hb.HeartbeatInterval, HeartbeatMisses: hb.HeartbeatMisses})
+	good, gn, _ := startNode(t, "good", hb) // it pings as often as the victim expects
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 	g0 := runtime.NumGoroutine()
@@ -118,9 +119,9 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	f.wait(t)
 	calls, p99, worst := lg.check(t)
 	t.Logf("goroutines %d, peak %d (bound %d); legit peer: %d calls, p99 %v, worst %v", g0, peak, bound, calls, p99, worst)
-	require.Less(t, peak-g0, bound+64, "goroutines beyond the bound")
+	require.Less(t, peak-g0, bound+128, "goroutines beyond the bound")
+	waitFor(t, "the closed link released what it held", func() bool { return victim.current("deaf").adm.inflight() == 0 })
 	goroutinesSettle(t, g0+8)
-	require.Zero(t, victim.Stats().Inflight, "the closed link released what it held")
 }
 
 // TestCastsAreBoundedAndCancelledWithTheirIncarnation: 200,000 casts to
@@ -151,7 +152,7 @@ func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	g1 := runtime.NumGoroutine()
 	healthy(t, good, "victim")
 	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
-	require.Less(t, g1-g0, bound+64)
+	require.Less(t, g1-g0, bound+128)
 
 	// The caster restarts: a new incarnation under the same name. The old
 	// one is gone, and so is every cast it had running.
@@ -193,6 +194,6 @@ func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
 		require.True(t, f.pushback.Load(), "every link's reader stopped")
 	}
 	require.Equal(t, int64(bound), started.Load(), "the bound is the incarnation's, not each link's")
-	require.Equal(t, int64(bound), victim.Stats().Inflight)
+	require.Equal(t, int64(bound), victim.current("spread").adm.inflight())
 	once.Do(func() { close(release) })
 }

@@ -23,7 +23,7 @@ func TestLinksThatFenceEachOtherAreClosedAfterTheWindow(t *testing.T) {
 	const links = 401
 	hb := Config{HeartbeatInterval: 250 * time.Millisecond, HeartbeatMisses: 4, MaxLinksPerPeer: 1000}
 	_, victim, logs := startNode(t, "victim", hb)
-	good, gn, _ := startNode(t, "good", Config{})
+	good, gn, _ := startNode(t, "good", Config{HeartbeatInterval: hb.HeartbeatInterval, HeartbeatMisses: hb.HeartbeatMisses})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 	g0 := runtime.NumGoroutine()

@@ -94,11 +94,18 @@ func (n *Node) tooLarge(el *Element) error {
 }
 
 // admit waits for room in the admission of l's peer (admission.go);
-// false when l closed or the incarnation left meanwhile.
+// false when l closed or the incarnation left meanwhile. A link that
+// closed, or whose incarnation is gone, runs nothing more of what its
+// reader still holds (its callers have failed those calls with the link
+// already; its casts become dead letters).
 func (n *Node) admit(l *link, size int64) bool {
 	p := l.peer
-	if p.ctx.Err() != nil {
-		return false // the incarnation is gone: its reader may still hold frames, they do not run
+	select {
+	case <-l.closedCh:
+		return false
+	case <-p.ctx.Done():
+		return false
+	default:
 	}
 	return p.adm.acquire(size, l.closedCh, p.ctx.Done(), &l.admitWait, &n.stats.admissionWaits)
 }
