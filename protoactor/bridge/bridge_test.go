@@ -192,7 +192,9 @@ func TestUnregisteredType(t *testing.T) {
 	a.Actors.Root.Send(target, &testpb.Unregistered{Text: "plain"})
 	eventually(t, "a hears b refused its plain send", func() bool { return a.Bridge.Stats().RemoteBadMessages == 2 })
 	require.Equal(t, uint64(2), b.Bridge.Stats().BadMessages)
-	eventually(t, "a logs it", func() bool { return containsAll(logA.String(), "a message from this node was refused", "not registered on node b") })
+	eventually(t, "a logs it", func() bool {
+		return containsAll(logA.String(), "a message from this node was refused", "not registered on node b")
+	})
 
 	// A reply of a type the requester's node lacks fails its future there.
 	_, err = b.Actors.Root.SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -31,7 +32,8 @@ func maybeRunChild() {
 	if name == "" {
 		return
 	}
-	n, err := bridge.StartNode(bridge.NodeConfig{Name: name, Cookie: cookie, Types: testTypes()})
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	n, err := bridge.StartNode(bridge.NodeConfig{Name: name, Cookie: cookie, Types: testTypes(), Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
