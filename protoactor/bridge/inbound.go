@@ -14,7 +14,7 @@ import (
 // endpoint actor's goroutine. Nothing in it is trusted: an unknown peer,
 // a dead incarnation, an unknown type or target is refused (counted, and
 // told to the requester when there is one); the bridge keeps serving.
-func (b *Bridge) deliver(from peerKey, env *wirepb.Envelope) {
+func (b *Bridge) deliver(from peerKey, env *wirepb.Envelope, targets *targetCache) {
 	b.stats.received.Add(1)
 	p := b.peers.get(from)
 	if p == nil {
@@ -30,7 +30,7 @@ func (b *Bridge) deliver(from peerKey, env *wirepb.Envelope) {
 	}
 	switch env.Kind {
 	case wirepb.Kind_KIND_USER:
-		b.deliverUser(p, env)
+		b.deliverUser(p, env, targets)
 	case wirepb.Kind_KIND_SYSTEM:
 		b.deliverSystem(p, env)
 	case wirepb.Kind_KIND_FAILURE:
@@ -48,13 +48,12 @@ func senderOf(env *wirepb.Envelope) *actor.PID {
 	return &actor.PID{Address: env.SenderAddress, Id: env.SenderId}
 }
 
-func (b *Bridge) deliverUser(p *peer, env *wirepb.Envelope) {
+func (b *Bridge) deliverUser(p *peer, env *wirepb.Envelope, targets *targetCache) {
 	msg, err := b.types.decode(env.Type, env.Payload, false)
 	if err != nil {
 		b.refuseBadPayload(p, env, err)
 		return
 	}
-	target := actor.NewPID(b.addr, env.Target)
 	if isFutureID(env.Target) {
 		// A reply. A future the bridge already failed (node loss) is gone
 		// from the registry: the reply is late.
@@ -71,6 +70,7 @@ func (b *Bridge) deliverUser(p *peer, env *wirepb.Envelope) {
 			return
 		}
 	}
+	target := targets.get(env.Target)
 	if sender == nil && len(env.Header) == 0 {
 		b.pas.Root.Send(target, msg)
 		return
@@ -236,4 +236,32 @@ const warnBurst = 10
 type warnWindow struct {
 	second atomic.Int64
 	count  atomic.Int64
+}
+
+// targetCache keeps the PIDs of local targets an endpoint delivers to: a
+// PID caches its process, so a steady target costs no registry lookup
+// and no allocation per message. Not safe for concurrent use: each
+// endpoint actor has its own. Futures (one reply each) are not cached.
+type targetCache struct {
+	addr string
+	m    map[string]*actor.PID
+}
+
+// maxTargets bounds a cache: ids arrive from peers.
+const maxTargets = 4096
+
+func newTargetCache(addr string) *targetCache {
+	return &targetCache{addr: addr, m: make(map[string]*actor.PID)}
+}
+
+func (c *targetCache) get(id string) *actor.PID {
+	if pid, ok := c.m[id]; ok {
+		return pid
+	}
+	if len(c.m) >= maxTargets {
+		clear(c.m)
+	}
+	pid := actor.NewPID(c.addr, id)
+	c.m[id] = pid
+	return pid
 }

@@ -21,8 +21,16 @@ import (
 // protocolVersion is the bridge protocol this code speaks (Hello.version).
 const protocolVersion = 1
 
+// endpointNames are the registered mailroom names of the endpoints.
+var endpointNames = func() (n [endpointCount]string) {
+	for k := range n {
+		n[k] = "protoactor.v1." + strconv.Itoa(k)
+	}
+	return n
+}()
+
 // endpointName is the registered mailroom name of endpoint k.
-func endpointName(k int) string { return "protoactor.v1." + strconv.Itoa(k) }
+func endpointName(k int) string { return endpointNames[k] }
 
 // Start attaches a bridge to a protoactor ActorSystem and the mailroom
 // System of the same process (remote.Start must have been called on it
@@ -161,11 +169,12 @@ func (m *mailroom) monitorReceive(b *Bridge) mr.ReceiveFunc {
 // endpointReceive is an endpoint actor: envelopes from other bridges, and
 // hellos (endpoint 0).
 func (m *mailroom) endpointReceive(b *Bridge) mr.ReceiveFunc {
+	targets := newTargetCache(b.addr) // this endpoint's own: one goroutine at a time
 	return func(c *mr.Context) {
 		switch msg := c.Message().(type) {
 		case *wirepb.Envelope:
 			from := c.Sender()
-			b.deliver(peerKey{from.Node, from.Incarnation}, msg)
+			b.deliver(peerKey{from.Node, from.Incarnation}, msg, targets)
 		case *wirepb.Hello:
 			from := c.Sender()
 			ack, err := b.onHello(from.Node, from.Incarnation, msg, m.endpoints[0].ID)

@@ -106,9 +106,9 @@ func (r *remoteProcess) Stop(pid *actor.PID) { r.SendSystemMessage(pid, &actor.S
 func isMailroomID(id string) bool { return strings.HasPrefix(id, "mailroom:") }
 
 // newOut starts an outgoing message to pid at r.
-func (b *Bridge) newOut(r *remoteProcess, pid *actor.PID, kind wirepb.Kind, msg any) *outMsg {
+func (b *Bridge) newOut(r *remoteProcess, pid *actor.PID, kind wirepb.Kind, msg any) outMsg {
 	h := hashString(pid.Id)
-	return &outMsg{
+	return outMsg{
 		node:     r.to.node,
 		inc:      r.to.inc,
 		target:   pid,
@@ -142,14 +142,14 @@ func (b *Bridge) sendUser(r *remoteProcess, pid *actor.PID, header actor.Readonl
 	}
 	typ, payload, err := encode(msg)
 	if err != nil {
-		b.fail(m, badMessageReason(err))
+		b.fail(&m, badMessageReason(err))
 		return
 	}
 	m.env.Type, m.env.Payload = typ, payload
 	if header != nil && header.Length() > 0 {
 		m.env.Header = header.ToMap()
 	}
-	b.send(r, m)
+	b.send(r, &m)
 }
 
 // sendSystem sends Watch, Unwatch, Terminated or Stop, keeping the watch
@@ -180,11 +180,11 @@ func (b *Bridge) sendSystem(r *remoteProcess, pid *actor.PID, message any) {
 	}
 	typ, payload, err := encode(message)
 	if err != nil {
-		b.fail(m, badMessageReason(err))
+		b.fail(&m, badMessageReason(err))
 		return
 	}
 	m.env.Type, m.env.Payload = typ, payload
-	b.send(r, m)
+	b.send(r, &m)
 }
 
 // forgetWatching drops the record of local watcher watching watchee at a

@@ -80,7 +80,8 @@ func (t *sessionTable) get(node string) *session {
 	return s
 }
 
-// route sends m to node through its session.
+// route sends m to node through its session. m is copied if it has to
+// wait, so the caller's may live on its stack.
 func (b *Bridge) route(m *outMsg) {
 	s := b.sessions.get(m.node)
 	s.mu.Lock()
@@ -92,10 +93,11 @@ func (b *Bridge) route(m *outMsg) {
 		return
 	case stateIdle:
 		s.state = stateConnecting
-		s.queue = append(s.queue, m)
+		s.queue = append(s.queue, m.clone())
 		s.mu.Unlock()
-		if !b.goOwned(func() { b.connect(m.node) }) {
-			b.sessionFailed(m.node, errStoppedReason())
+		node := m.node // not m: it may live on the caller's stack
+		if !b.goOwned(func() { b.connect(node) }) {
+			b.sessionFailed(node, errStoppedReason())
 		}
 		return
 	}
@@ -104,8 +106,13 @@ func (b *Bridge) route(m *outMsg) {
 		b.fail(m, overloadedReason(m.node, b.cfg.MaxQueued))
 		return
 	}
-	s.queue = append(s.queue, m)
+	s.queue = append(s.queue, m.clone())
 	s.mu.Unlock()
+}
+
+func (m *outMsg) clone() *outMsg {
+	c := *m
+	return &c
 }
 
 // transmit hands m to mailroom, pinned to p.
