@@ -10,6 +10,7 @@ import (
 	mr "github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/protoactor/bridge"
 	"github.com/mailroom-go/mailroom/protoactor/internal/testpb"
+	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +41,7 @@ func TestConfigValidation(t *testing.T) {
 		_, err := bridge.Start(pas, sys, c.cfg)
 		require.ErrorContains(t, err, c.field)
 	}
-	_, err = bridge.StartNode(bridge.NodeConfig{Name: "x", Cookie: "short"})
+	_, err = bridge.StartNode(bridge.NodeConfig{Name: "x", Remote: remote.Config{Cookie: "short"}})
 	require.ErrorContains(t, err, "16 or more")
 }
 
@@ -53,25 +54,31 @@ func TestSecondBridgeRefused(t *testing.T) {
 }
 
 // Sends keep their order with a request that follows them: the request
-// sees every send before it.
+// sees every send before it. The same over the proxy pool and the native
+// path.
 func TestSendThenRequestFuture(t *testing.T) {
-	a, b := pair(t)
-	spawnEcho(t, b, "echo")
-	target := actor.NewPID(bridge.NodeAddress("b"), "echo")
-	for i := range 500 {
-		a.Actors.Root.Send(target, &testpb.Ping{N: int64(i)})
-	}
-	res, err := bridge.Result(a.Actors.Root.RequestFuture(target, &testpb.Ping{Text: "count?"}, futureTimeout))
-	require.NoError(t, err)
-	require.Equal(t, int64(500), res.(*testpb.Pong).N)
+	for _, native := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pooled", true: "native"}[native], func(t *testing.T) {
+			a, b := pair(t, func(c *bridge.NodeConfig) { c.Native = native })
+			spawnEcho(t, b, "echo")
+			target := actor.NewPID(bridge.NodeAddress("b"), "echo")
+			for i := range 500 {
+				a.Actors.Root.Send(target, &testpb.Ping{N: int64(i)})
+			}
+			res, err := bridge.Result(a.Actors.Root.RequestFuture(target, &testpb.Ping{Text: "count?"}, futureTimeout))
+			require.NoError(t, err)
+			require.Equal(t, int64(500), res.(*testpb.Pong).N)
 
-	res, err = a.Actors.Root.RequestFuture(target, &testpb.Ping{Text: "hi", N: 7}, futureTimeout).Result()
-	require.NoError(t, err)
-	require.Equal(t, "hi", res.(*testpb.Pong).Text)
-	require.Equal(t, int64(7), res.(*testpb.Pong).N)
-	st := a.Bridge.Stats()
-	require.Equal(t, uint64(2), st.Requests)
-	require.Equal(t, 1, st.Peers)
+			res, err = a.Actors.Root.RequestFuture(target, &testpb.Ping{Text: "hi", N: 7}, futureTimeout).Result()
+			require.NoError(t, err)
+			require.Equal(t, "hi", res.(*testpb.Pong).Text)
+			require.Equal(t, int64(7), res.(*testpb.Pong).N)
+			st := a.Bridge.Stats()
+			require.Equal(t, uint64(2), st.Requests)
+			require.Equal(t, uint64(502), st.Sent)
+			require.Equal(t, 1, st.Peers)
+		})
+	}
 }
 
 // A PID the other node spawned (pinned to its incarnation) works from
@@ -249,4 +256,16 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// Connect opens a session ahead of traffic, or says why it cannot.
+func TestConnect(t *testing.T) {
+	a, b := pair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, a.Bridge.Connect(ctx, "b"))
+	require.Equal(t, 1, a.Bridge.Stats().Peers)
+	eventually(t, "b has the session too", func() bool { return b.Bridge.Stats().Peers == 1 })
+	require.ErrorIs(t, a.Bridge.Connect(ctx, "nowhere"), mr.ErrUnreachable)
+	require.ErrorContains(t, a.Bridge.Connect(ctx, "a"), "is this node")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/mailroom-go/mailroom/protoactor/bridge"
 	"github.com/mailroom-go/mailroom/protoactor/internal/testpb"
+	"github.com/mailroom-go/mailroom/remote"
 )
 
 // childEnv names the node a test binary runs as a child process.
@@ -33,7 +34,7 @@ func maybeRunChild() {
 		return
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := bridge.StartNode(bridge.NodeConfig{Name: name, Cookie: cookie, Types: testTypes(), Logger: log})
+	n, err := bridge.StartNode(bridge.NodeConfig{Name: name, Remote: remote.Config{Cookie: cookie}, Types: testTypes(), Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

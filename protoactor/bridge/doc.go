@@ -6,10 +6,12 @@
 // # Usage
 //
 //	node, err := bridge.StartNode(bridge.NodeConfig{
-//		Name:   "orders",
-//		Cookie: os.Getenv("MAILROOM_COOKIE"), // 16+ bytes
-//		Seeds:  []string{"billing=10.0.0.6:7400"},
-//		Types:  []proto.Message{&pb.Charge{}, &pb.Charged{}},
+//		Name: "orders",
+//		Remote: remote.Config{
+//			Cookie: os.Getenv("MAILROOM_COOKIE"), // 16+ bytes
+//			Seeds:  []string{"billing=10.0.0.6:7400"},
+//		},
+//		Types: []proto.Message{&pb.Charge{}, &pb.Charged{}},
 //	})
 //	system := node.Actors // a protoactor *actor.ActorSystem
 //	billing := actor.NewPID(bridge.NodeAddress("billing"), "billing")

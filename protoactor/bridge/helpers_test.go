@@ -64,7 +64,7 @@ func startNode(t testing.TB, name string, opts ...func(*bridge.NodeConfig)) *bri
 	t.Helper()
 	cfg := bridge.NodeConfig{
 		Name:   name,
-		Cookie: cookie,
+		Remote: remote.Config{Cookie: cookie},
 		Types:  testTypes(),
 		Logger: slog.New(slog.NewTextHandler(&logBuffer{}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

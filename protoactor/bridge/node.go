@@ -18,17 +18,17 @@ import (
 type NodeConfig struct {
 	// Name is the mailroom node name, unique in the cluster. Required.
 	Name string
-	// Listen is the TCP address mailroom listens on. Default
-	// "127.0.0.1:0".
-	Listen string
-	// Cookie is the cluster's shared secret (16 bytes or more). Required.
-	Cookie string
-	// Seeds are the other nodes, "name=host:port".
-	Seeds []string
-	// Native runs without a proxy pool (mailroom's native path only).
+	// Remote configures mailroom's remote layer: Remote.Cookie (16 bytes
+	// or more) is required; Listen, Seeds, Discovery, TLS and the rest as
+	// documented there.
+	Remote remote.Config
+	// Pool configures the proxy pool; Native runs without one (mailroom's
+	// native path only).
+	Pool   proxypool.Config
 	Native bool
 	// Types are registered with the mailroom System: the messages this
-	// node accepts from other nodes (Bridge.Types defaults to them).
+	// node accepts from other nodes (the bridge's Config.Types defaults to
+	// that registry).
 	Types []proto.Message
 	// Logger for mailroom, the bridge and protoactor. Default: mailroom's
 	// (text to stderr at Info).
@@ -54,8 +54,8 @@ func StartNode(cfg NodeConfig) (*Node, error) {
 	if cfg.Name == "" {
 		return nil, fmt.Errorf("bridge: start node: Name is empty")
 	}
-	if len(cfg.Cookie) < 16 {
-		return nil, fmt.Errorf("bridge: start node: Cookie has %d bytes, want 16 or more (a long random secret)", len(cfg.Cookie))
+	if len(cfg.Remote.Cookie) < 16 {
+		return nil, fmt.Errorf("bridge: start node: Remote.Cookie has %d bytes, want 16 or more (a long random secret)", len(cfg.Remote.Cookie))
 	}
 	sys, err := mr.Start(mr.Config{Name: cfg.Name, Logger: cfg.Logger})
 	if err != nil {
@@ -69,11 +69,11 @@ func StartNode(cfg NodeConfig) (*Node, error) {
 	if err := sys.RegisterTypes(cfg.Types...); err != nil {
 		return fail(err)
 	}
-	if n.Remote, err = remote.Start(sys, remote.Config{Listen: cfg.Listen, Cookie: cfg.Cookie, Seeds: cfg.Seeds}); err != nil {
+	if n.Remote, err = remote.Start(sys, cfg.Remote); err != nil {
 		return fail(err)
 	}
 	if !cfg.Native {
-		if n.Pools, err = proxypool.Start(n.Remote, proxypool.Config{}); err != nil {
+		if n.Pools, err = proxypool.Start(n.Remote, cfg.Pool); err != nil {
 			return fail(err)
 		}
 	}

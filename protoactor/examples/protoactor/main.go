@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	mr "github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/protoactor/bridge"
+	"github.com/mailroom-go/mailroom/remote"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -50,7 +51,7 @@ func quiet() *slog.Logger {
 
 // billing is the child: a protoactor actor named "billing".
 func billing() error {
-	node, err := bridge.StartNode(bridge.NodeConfig{Name: "billing", Cookie: cookie, Types: types(), Logger: quiet()})
+	node, err := bridge.StartNode(bridge.NodeConfig{Name: "billing", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func billing() error {
 
 // orders is the parent.
 func orders() error {
-	node, err := bridge.StartNode(bridge.NodeConfig{Name: "orders", Cookie: cookie, Types: types(), Logger: quiet()})
+	node, err := bridge.StartNode(bridge.NodeConfig{Name: "orders", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
 	if err != nil {
 		return err
 	}
