@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
 	"github.com/mailroom-go/mailroom/bench/internal/rawtcp"
 	"github.com/mailroom-go/mailroom/bench/internal/report"
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
 	"github.com/mailroom-go/mailroom/bench/internal/stats"
 )
 
@@ -92,4 +93,69 @@ func (h *Harness) rawOnce(cfg nodeapi.RawConfig, tag string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("harness: raw tcp %s did not finish", tag)
+}
+
+// runRTT measures the raw-TCP ping-pong: rounds times rtts sequential
+// round trips of call-shaped frames over one connection (after the
+// single caller's warm-up, spec.WarmupFor(1)); raw gets the median over
+// rounds of each round's p50 and p99.
+func (h *Harness) runRTT(raw *report.Raw, rtts, rounds int) error {
+	call, reply, err := rawtcp.CallFrames()
+	if err != nil {
+		return err
+	}
+	raw.CallFrameBytes, raw.ReplyFrameBytes, raw.RTTs = len(call), len(reply), rtts
+	var p50s, p99s []float64
+	for r := range rounds {
+		cfg := nodeapi.RawConfig{Conns: 1, RTTs: rtts, WarmupRTTs: spec.WarmupFor(1)}
+		st, err := h.rttOnce(cfg, fmt.Sprintf("rtt-r%d", r))
+		if err != nil {
+			return err
+		}
+		p50s, p99s = append(p50s, float64(st.LatP50Ns)/1e6), append(p99s, float64(st.LatP99Ns)/1e6)
+	}
+	raw.RTTP50sMs = p50s
+	raw.RTTP50Ms, raw.RTTP99Ms = stats.Median(p50s), stats.Median(p99s)
+	h.printf("  raw tcp  ping-pong %d+%d-byte frames, %s round trips: p50 %.1f µs, p99 %.1f µs  (median of %d)\n",
+		len(call), len(reply), group(int64(rtts)), 1000*raw.RTTP50Ms, 1000*raw.RTTP99Ms, rounds)
+	return nil
+}
+
+func (h *Harness) rttOnce(cfg nodeapi.RawConfig, tag string) (nodeapi.Stats, error) {
+	var st nodeapi.Stats
+	var rb, sb nodeapi.Ready
+	echo, err := ctl.Start(nodeapi.RoleRawEcho, cfg, nil, filepath.Join(h.logDir, tag+".echo.log"), readyTimeout, &rb)
+	if err != nil {
+		return st, err
+	}
+	defer echo.Kill()
+	cfg.Peer = rb.Addr
+	ping, err := ctl.Start(nodeapi.RoleRawPing, cfg, nil, filepath.Join(h.logDir, tag+".ping.log"), readyTimeout, &sb)
+	if err != nil {
+		return st, err
+	}
+	defer ping.Kill()
+	if err := ping.Call(nodeapi.CmdStart, nil, nil, callTimeout); err != nil {
+		return st, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		time.Sleep(pollEvery)
+		var s nodeapi.Status
+		if err := ping.Call(nodeapi.CmdStatus, nil, &s, callTimeout); err != nil {
+			return st, err
+		}
+		if s.Errors > 0 || s.Tally.EndNs != 0 {
+			if err := ping.Call(nodeapi.CmdStats, nil, &st, callTimeout); err != nil {
+				return st, err
+			}
+			if st.Errors > 0 {
+				return st, fmt.Errorf("harness: raw tcp ping-pong %s: %s", tag, st.Note)
+			}
+			_ = ping.Quit(10 * time.Second)
+			_ = echo.Quit(10 * time.Second)
+			return st, nil
+		}
+	}
+	return st, fmt.Errorf("harness: raw tcp ping-pong %s did not finish", tag)
 }
