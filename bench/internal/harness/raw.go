@@ -95,29 +95,27 @@ func (h *Harness) rawOnce(cfg nodeapi.RawConfig, tag string) (float64, error) {
 	return 0, fmt.Errorf("harness: raw tcp %s did not finish", tag)
 }
 
-// runRTT measures the raw-TCP ping-pong: rounds times rtts sequential
-// round trips of call-shaped frames over one connection (after the
-// single caller's warm-up, spec.WarmupFor(1)); raw gets the median over
-// rounds of each round's p50 and p99.
-func (h *Harness) runRTT(raw *report.Raw, rtts, rounds int) error {
+// rttRound runs one round of the raw-TCP ping-pong: rtts sequential
+// round trips of call-shaped frames over one connection, after the
+// single caller's warm-up (spec.WarmupFor(1)), in two fresh processes.
+// It runs right before each round of the single caller, so the two are
+// measured back to back like the paths of a group.
+func (h *Harness) rttRound(raw *report.Raw, rtts, round int) error {
 	call, reply, err := rawtcp.CallFrames()
 	if err != nil {
 		return err
 	}
 	raw.CallFrameBytes, raw.ReplyFrameBytes, raw.RTTs = len(call), len(reply), rtts
-	var p50s, p99s []float64
-	for r := range rounds {
-		cfg := nodeapi.RawConfig{Conns: 1, RTTs: rtts, WarmupRTTs: spec.WarmupFor(1)}
-		st, err := h.rttOnce(cfg, fmt.Sprintf("rtt-r%d", r))
-		if err != nil {
-			return err
-		}
-		p50s, p99s = append(p50s, float64(st.LatP50Ns)/1e6), append(p99s, float64(st.LatP99Ns)/1e6)
+	cfg := nodeapi.RawConfig{Conns: 1, RTTs: rtts, WarmupRTTs: spec.WarmupFor(1)}
+	st, err := h.rttOnce(cfg, fmt.Sprintf("rtt-r%d", round))
+	if err != nil {
+		return err
 	}
-	raw.RTTP50sMs = p50s
-	raw.RTTP50Ms, raw.RTTP99Ms = stats.Median(p50s), stats.Median(p99s)
-	h.printf("  raw tcp  ping-pong %d+%d-byte frames, %s round trips: p50 %.1f µs, p99 %.1f µs  (median of %d)\n",
-		len(call), len(reply), group(int64(rtts)), 1000*raw.RTTP50Ms, 1000*raw.RTTP99Ms, rounds)
+	p50, p99 := float64(st.LatP50Ns)/1e6, float64(st.LatP99Ns)/1e6
+	raw.RTTP50sMs, raw.RTTP99sMs = append(raw.RTTP50sMs, p50), append(raw.RTTP99sMs, p99)
+	raw.RTTP50Ms, raw.RTTP99Ms = stats.Median(raw.RTTP50sMs), stats.Median(raw.RTTP99sMs)
+	h.printf("  raw tcp  ping-pong %d+%d-byte frames, %s round trips: p50 %.1f µs, p99 %.1f µs  (round %d)\n",
+		len(call), len(reply), group(int64(rtts)), 1000*p50, 1000*p99, round)
 	return nil
 }
 

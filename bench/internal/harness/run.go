@@ -83,17 +83,20 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("raw tcp reference: %w", err)
 		}
-		if needsRTT(runs) {
-			if err := h.runRTT(&raw, set.RawRTTs, max(1, set.Rounds)); err != nil {
-				return nil, fmt.Errorf("raw tcp ping-pong: %w", err)
-			}
-		}
-		res.RawTCP, res.RawTCPMsgsPerS, res.RawTCPRTTP50Ms = raw, raw.MsgsPerS["1"], raw.RTTP50Ms
+		res.RawTCP, res.RawTCPMsgsPerS = raw, raw.MsgsPerS["1"]
 	}
 	if res.DecodeAllocs, err = decodeAllocs(runs); err != nil {
 		return nil, err
 	}
+	pinged := map[int]bool{} // single-caller rounds the ping-pong ran before
 	for i, r := range runs {
+		if oneCaller(r.Spec) && !o.SkipRaw && !pinged[r.Round] {
+			pinged[r.Round] = true
+			if err := h.rttRound(&res.RawTCP, set.RawRTTs, r.Round); err != nil {
+				return nil, fmt.Errorf("raw tcp ping-pong: %w", err)
+			}
+			res.RawTCPRTTP50Ms = res.RawTCP.RTTP50Ms
+		}
 		pt, err := h.runPoint(r.Spec, r.Round)
 		if err != nil {
 			h.printf("[%3d/%d %s] %s  FAILED: %v\n", i+1, len(runs), clock(time.Since(began)), r.Spec, err)
@@ -108,16 +111,9 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 	return res, nil
 }
 
-// needsRTT reports whether a single caller runs (then the ping-pong
-// reference runs beside it).
-func needsRTT(runs []spec.Schedule) bool {
-	for _, r := range runs {
-		if r.Spec.Op == spec.OpCall && r.Spec.Writers == 1 {
-			return true
-		}
-	}
-	return false
-}
+// oneCaller reports whether s is a single caller's point: the raw TCP
+// ping-pong runs before each of its rounds.
+func oneCaller(s spec.Spec) bool { return s.Op == spec.OpCall && s.Writers == 1 && !s.Paced() }
 
 // decodeAllocs measures, in this process (which allocates nothing else
 // meanwhile), what decoding one message of each payload that runs

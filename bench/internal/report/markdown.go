@@ -235,6 +235,9 @@ func resources(w io.Writer, points []Point) {
 		lat, batch, rt := "–", "–", "–"
 		if p.LatP50Ms > 0 {
 			lat = fmt.Sprintf("%.2f / %.2f", p.LatP50Ms, p.LatP99Ms)
+			if p.LatP50Ms < 1 {
+				lat = fmt.Sprintf("%.3f / %.3f", p.LatP50Ms, p.LatP99Ms)
+			}
 		}
 		if p.MeanBatch > 0 {
 			batch = fmt.Sprintf("%.1f", p.MeanBatch)

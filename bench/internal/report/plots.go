@@ -62,10 +62,10 @@ func Plots(res *Result) []Plot {
 	all := []workload{
 		{"send data", SelSendData},
 		{"send data-vt", SelSendVT},
-		{"send bytes (g, 1 recv)", SelSendBytes},
-		{"send data (g, 1 recv)", Sel{Op: "send", Payload: "data", Writers: 1000, WriterKind: "goroutine", Receivers: "one"}},
+		{"send bytes g1", SelSendBytes},
+		{"send data g1", Sel{Op: "send", Payload: "data", Writers: 1000, WriterKind: "goroutine", Receivers: "one"}},
 		{"call data", SelCallData},
-		{"call data (g)", SelCallDataG},
+		{"call data g", SelCallDataG},
 	}
 	var groups []string
 	var ran []workload
@@ -99,9 +99,9 @@ func Plots(res *Result) []Plot {
 		}
 		out = append(out,
 			Plot{File: res.Name + "-unpaced.svg", Title: "unpaced, 1,000 writers: operations per second",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors unless g: goroutines): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 960, Height: 440}.SVG()},
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1040, Height: 440}.SVG()},
 			Plot{File: res.Name + "-unpaced-cpu.svg", Title: "unpaced, 1,000 writers: CPU per million operations",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers: CPU s per million (both processes)", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 960, Height: 440}.SVG()})
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1040, Height: 440}.SVG()})
 	}
 	return out
 }

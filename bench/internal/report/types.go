@@ -95,14 +95,15 @@ type Raw struct {
 
 	// Ping-pong over one connection: a call-shaped frame of the bytes
 	// payload and its reply, one at a time; RTTs round trips per round
-	// (after a warm-up); the median over rounds of each round's p50 and
-	// p99.
+	// (after a warm-up), one round right before each round of the single
+	// caller; the median over rounds of each round's p50 and p99.
 	CallFrameBytes  int       `json:"call_frame_bytes,omitempty"`
 	ReplyFrameBytes int       `json:"reply_frame_bytes,omitempty"`
 	RTTs            int       `json:"rtts,omitempty"`
 	RTTP50Ms        float64   `json:"rtt_p50_ms,omitempty"`
 	RTTP99Ms        float64   `json:"rtt_p99_ms,omitempty"`
 	RTTP50sMs       []float64 `json:"rtt_p50s_ms,omitempty"` // every round's p50
+	RTTP99sMs       []float64 `json:"rtt_p99s_ms,omitempty"`
 }
 
 // Machine says where a run ran.
