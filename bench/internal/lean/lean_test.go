@@ -234,3 +234,25 @@ func TestMailboxKeepsRunsInOrder(t *testing.T) {
 		spare = got[:0]
 	}
 }
+
+// TestPutAllocatesNothing: the lean sender marshals into the shared
+// buffer; once it has grown, a Put allocates nothing.
+func TestPutAllocatesNothing(t *testing.T) {
+	m, err := benchpb.Payload(benchpb.ProfileData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := NewOutbox(1 << 20)
+	var spare []byte
+	n := testing.AllocsPerRun(2000, func() {
+		if err := o.Put(m); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := o.Take(spare); len(b) > 0 {
+			spare = b
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per Put and Take", n)
+	}
+}
