@@ -13,7 +13,7 @@ import (
 // counting is a caller that only counts.
 type counting struct{ sends, casts, calls int }
 
-func (c *counting) SendNamed(node, name string, msg any)   { c.sends++ }
+func (c *counting) SendNamed(node, name string, msg any)    { c.sends++ }
 func (c *counting) Cast(node, fn string, arg proto.Message) { c.casts++ }
 func (c *counting) Call(context.Context, string, string, proto.Message) (proto.Message, error) {
 	c.calls++
