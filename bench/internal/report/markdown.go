@@ -46,7 +46,7 @@ func Markdown(w io.Writer, res *Result, plots []Plot, imgPrefix string) {
 }
 
 func targets(w io.Writer, res *Result) {
-	fmt.Fprintf(w, "## Targets\n\nIssue 13's targets on this run: medians of rounds, ratios between paths of this run.\n\n")
+	fmt.Fprintf(w, "## Targets\n\nIssue 13's targets on this run: medians of rounds, ratios between paths of this run. Beside a ratio of rates, \"from\" gives each side's CPU per million operations, the ratio they imply if both were CPU-bound on an idle machine, and the share of the machine other processes used meanwhile (rates swing with it; CPU per operation does not).\n\n")
 	fmt.Fprintf(w, "| target | measured | goal | | from |\n|---|--:|--:|---|---|\n")
 	for _, t := range res.Targets {
 		got, verdict, from := "n/a", "missed", t.Detail

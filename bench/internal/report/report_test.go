@@ -130,6 +130,12 @@ func TestTargets(t *testing.T) {
 			t.Errorf("%s: measured %v met %v (%s), want %v met %v", w.id, tg.Measured, tg.Met, tg.Missing, w.measured, w.met)
 		}
 	}
+	if c := by["send-bytes-pooled-over-lean"].CPUImplied; !near(c, 0.5/2.0) {
+		t.Errorf("CPU-implied ratio %v, want lean's 0.5 s/M over pooled's 2.0", c)
+	}
+	if by["one-caller-p50-pooled-over-raw-tcp"].CPUImplied != 0 || by["cpu-send-bytes-pooled-over-protoactor"].CPUImplied != 0 {
+		t.Error("a CPU-implied ratio on a target that is not a ratio of rates")
+	}
 	if g := by["receiver-allocs-per-pooled-send"].Goal; g != 3 {
 		t.Errorf("receiver allocation goal %v, want the decoded message's 2 + 1", g)
 	}

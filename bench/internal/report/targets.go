@@ -17,8 +17,14 @@ type Target struct {
 	Cmp      string  `json:"cmp"`  // ">=" or "<="
 	Unit     string  `json:"unit"` // "x" (a ratio), "frac" (a share), "allocs"
 	Met      bool    `json:"met"`
-	Detail   string  `json:"detail,omitempty"`  // the figures it is computed from
-	Missing  string  `json:"missing,omitempty"` // a point it needs did not run or failed
+	// CPUImplied, for a ratio of rates: the same ratio implied by CPU per
+	// operation (the other path's CPU s/M over this one's), what the rates
+	// would show if both were CPU-bound on an idle machine. Rates on a
+	// shared machine swing with what else runs; CPU per operation does
+	// not. Not the target, a second reading of it.
+	CPUImplied float64 `json:"cpu_implied,omitempty"`
+	Detail     string  `json:"detail,omitempty"`  // the figures it is computed from
+	Missing    string  `json:"missing,omitempty"` // a point it needs did not run or failed
 }
 
 // The points the targets are computed from.
@@ -52,6 +58,7 @@ func p50(p Point) float64        { return p.LatP50Ms }
 func sendAllocs(p Point) float64 { return p.SenderAllocsPerMsg }
 func recvAllocs(p Point) float64 { return p.ReceiverAllocsPerMsg }
 func achieved(p Point) float64   { return p.AchievedFrac }
+func other(p Point) float64      { return p.OtherCPUFrac }
 
 // ComputeTargets evaluates every target of issue 13 on res (its rounds,
 // raw TCP reference and decode allocations).
@@ -79,6 +86,16 @@ func ComputeTargets(res *Result) []Target {
 		default:
 			t.Measured = va / vb
 			t.Detail = fmt.Sprintf("%s %s, %s %s", a, fmtValue(va, unitName), b, fmtValue(vb, unitName))
+			if unitName == "/s" {
+				ca, _ := median(s, a, cpu)
+				cb, _ := median(s, b, cpu)
+				oa, _ := median(s, a, other)
+				ob, _ := median(s, b, other)
+				if ca > 0 && cb > 0 {
+					t.CPUImplied = cb / ca
+					t.Detail += fmt.Sprintf("; CPU s/M %.2f and %.2f, CPU-implied %.2f×; others used %.0f %% and %.0f %% of the machine", ca, cb, t.CPUImplied, 100*oa, 100*ob)
+				}
+			}
 		}
 		out = append(out, t.judge())
 	}
