@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -336,7 +337,7 @@ func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 
 func TestWrongCookieIsRefusedAndOthersKeepWorking(t *testing.T) {
 	sys, n, _ := pair(t)
-	bad, badNode := testnode.Local(t, testnode.Options{Name: "intruder", Cookie: "wrong"})
+	bad, badNode := testnode.Local(t, testnode.Options{Name: "intruder", Cookie: "a-wrong-cookie-0123456789"})
 	err := badNode.Connect(ctxT(t, 5*time.Second), "a", n.Addr())
 	require.ErrorIs(t, err, actor.ErrUnreachable)
 	require.Contains(t, err.Error(), "bad cookie")
@@ -353,12 +354,37 @@ func TestConfigValidation(t *testing.T) {
 	defer sys.Stop(context.Background())
 	_, err = remote.Start(sys, remote.Config{})
 	require.ErrorContains(t, err, "Cookie is empty")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", PoolSize: -5})
+	cookie := remote.NewCookie()
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, PoolSize: -5})
 	require.ErrorContains(t, err, "PoolSize is -5")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", MaxFrameSize: 10})
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxFrameSize: 10})
 	require.ErrorContains(t, err, "MaxFrameSize is 10")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", Seeds: []string{"bad"}})
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, Seeds: []string{"bad"}})
 	require.ErrorContains(t, err, `seed "bad"`)
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxHandshakes: -1})
+	require.ErrorContains(t, err, "MaxHandshakes -1")
+
+	// A short cookie is refused unless a test says it knows better.
+	_, err = remote.Start(sys, remote.Config{Cookie: "hunter2"})
+	require.ErrorContains(t, err, "Cookie is 7 bytes, want at least 16")
+	short, err := actor.Start(actor.Config{Name: "short", Logger: actor.DiscardLogger()})
+	require.NoError(t, err)
+	defer short.Stop(context.Background())
+	_, err = remote.Start(short, remote.Config{Cookie: "hunter2", InsecureShortCookie: true})
+	require.NoError(t, err)
+
+	// TLS binds names to certificates: the server must verify client
+	// certificates, and VerifyPeer needs TLS.
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, TLSServer: &tls.Config{}, TLSClient: &tls.Config{}})
+	require.ErrorContains(t, err, "TLSServer.ClientAuth")
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, VerifyPeer: func(string, tls.ConnectionState) error { return nil }})
+	require.ErrorContains(t, err, "VerifyPeer is set without TLS")
+}
+
+func TestNewCookie(t *testing.T) {
+	a, b := remote.NewCookie(), remote.NewCookie()
+	require.Len(t, a, 43, "256 bits, base64url")
+	require.NotEqual(t, a, b)
 }
 
 // eventually polls cond until it holds (internal/testutil).
