@@ -307,6 +307,39 @@ func TestStalePIDOfRestartedNode(t *testing.T) {
 	require.Equal(t, "actor new", v.(*testpb.Echo).Text)
 }
 
+// TestAKilledNodeThatComesBackIsAdmittedAtOnce: b dials a, is killed
+// (SIGKILL) and restarts under the same name. An incarnation with live
+// links is not replaced on a hello's word, but a killed one's links are
+// reset by the kernel: the new incarnation's first dial is admitted, with
+// no wait for liveness.
+func TestAKilledNodeThatComesBackIsAdmittedAtOnce(t *testing.T) {
+	sys, n := testnode.Local(t, testnode.Options{Name: "a"})
+	dialA := func(b *testnode.Child) (*testpb.Echo, error) {
+		require.NoError(t, n.Connect(ctxT(t, 10*time.Second), "b", b.Addr))
+		v, err := sys.Call(ctxT(t, 10*time.Second), "b", "call_node", &testpb.Echo{Text: "a echo", N: 1})
+		if err != nil {
+			return nil, err
+		}
+		return v.(*testpb.Echo), nil
+	}
+	seeds := []string{"a=" + n.Addr()}
+	b1 := testnode.Start(t, testnode.Options{Name: "b", Seeds: seeds})
+	res, err := dialA(b1)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.N, "b1 called a: %s", res.Text)
+	b1.Kill()
+
+	b2 := testnode.Start(t, testnode.Options{Name: "b", Seeds: seeds})
+	start := time.Now()
+	res, err = dialA(b2)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.N, "b2's first dial to a was admitted: %s", res.Text)
+	t.Logf("the restarted node linked both ways in %v", time.Since(start).Round(time.Millisecond))
+	info, ok := n.Peer("b")
+	require.True(t, ok)
+	require.Equal(t, b2.Incarnation, info.Incarnation)
+}
+
 func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 	sys, n, b := pair(t)
 	const calls = 200
