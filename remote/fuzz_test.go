@@ -163,6 +163,9 @@ func FuzzHandshake(f *testing.F) {
 			if err == nil {
 				t.Fatal("a handshake without the cookie succeeded")
 			}
+			if !errors.Is(err, ErrHandshake) {
+				t.Fatalf("a handshake failure that is not ErrHandshake: %v", err)
+			}
 			return
 		}
 		_, err := clientHandshake(conn, []byte(testCookie), self, deadline, nil)

@@ -253,3 +253,27 @@ func TestARefusedHandshakeIsErrHandshake(t *testing.T) {
 	check(tlsNode.Connect(ctx, "victim", victim.Addr()), "tls")
 	require.False(t, errors.Is(victim.Connect(ctx, "nobody", "127.0.0.1:1"), ErrHandshake), "a refused TCP connection is no handshake")
 }
+
+// BenchmarkGuessAgainstAClientProof is the attacker's side of the one
+// value a node gives away before its peer proved the cookie: the proof it
+// sends to whatever answers at an address it dials. Each guess is one
+// HMAC over a real-sized transcript; guesses/s per core bound how fast a
+// cookie can be searched offline (docs/SECURITY.md).
+//
+//	go test -run '^$' -bench GuessAgainstAClientProof ./remote
+func BenchmarkGuessAgainstAClientProof(b *testing.B) {
+	var tr transcript
+	tr.add(clientHello(&hello{Node: "orders-1", Inc: 1, PoolSize: 8, WantNode: "billing-1", Addr: "10.0.0.5:7400", LinkID: 1, Nonce: newNonce()}))
+	tr.add(appendHello([]byte{hsOK}, &hello{Node: "billing-1", Inc: 2, PoolSize: 8, Addr: "10.0.0.6:7400", Nonce: newNonce()}))
+	proof := tr.mac([]byte(testCookie), labelClientProof, nil)
+	guess := []byte("guess-000000000000")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		guess[len(guess)-1] = byte(i)
+		if bytes.Equal(tr.mac(guess, labelClientProof, nil), proof) {
+			b.Fatal("guessed")
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "guesses/s")
+}
