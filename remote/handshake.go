@@ -172,13 +172,21 @@ func refusalMsg(status uint8, r *refusal) []byte {
 }
 
 // readRefusal decodes the code and reason that follow a refusal status.
+// A refusal in the format of versions 1 and 2 (a reason alone: an older
+// node refusing this version) is read as such, with codeRefused.
 func readRefusal(d *dec) *refusal {
+	orig := d.b
 	code := refusalCode(d.u8("refusal code"))
 	reason := d.str("refusal reason")
-	if d.err != nil {
-		return &refusal{byPeer: true, code: codeMalformed, reason: "a refusal that did not decode: " + d.err.Error()}
+	if d.err == nil {
+		return &refusal{byPeer: true, code: code, reason: reason}
 	}
-	return &refusal{byPeer: true, code: code, reason: reason}
+	old := dec{b: orig}
+	if reason := old.str("reason"); old.err == nil && len(old.b) == 0 {
+		d.b, d.err = nil, nil
+		return &refusal{byPeer: true, code: codeRefused, reason: reason}
+	}
+	return &refusal{byPeer: true, code: codeMalformed, reason: fmt.Sprintf("a refusal that did not decode (%v)", d.err)}
 }
 
 func newNonce() (n [nonceSize]byte) {
