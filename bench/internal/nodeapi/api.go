@@ -33,7 +33,7 @@ const (
 const (
 	SenderNode   = "sender"
 	ReceiverNode = "receiver"
-	Cookie       = "mailroom-bench"
+	Cookie       = "mailroom-bench-cookie"
 	FnCast       = "bench.cast"
 	FnCall       = "bench.call"
 )
