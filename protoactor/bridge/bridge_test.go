@@ -42,7 +42,7 @@ func TestConfigValidation(t *testing.T) {
 		require.ErrorContains(t, err, c.field)
 	}
 	_, err = bridge.StartNode(bridge.NodeConfig{Name: "x", Remote: remote.Config{Cookie: "short"}})
-	require.ErrorContains(t, err, "16 or more")
+	require.ErrorContains(t, err, "want at least 16")
 }
 
 // A bridge is attached once per mailroom System: a second one is refused
