@@ -117,11 +117,11 @@ func TestWatchRemoteStopAndNotFound(t *testing.T) {
 	target := spawnEcho(t, b, "doomed")
 	p, got := spawnProbe(t, a)
 	remote := actor.NewPID(bridge.Address("b", b.Mailroom.Incarnation()), "doomed")
+	// The watch is set once b's actor holds it: the probe's request after
+	// it, on the same path, is answered after the watch was delivered.
 	a.Actors.Root.Send(p, watchCmd{pid: remote})
-	// The watch is set once b's actor holds it: a request after it on the
-	// same path is answered after the watch was delivered.
-	_, err := bridge.Result(a.Actors.Root.RequestFuture(remote, &testpb.Ping{Text: "x"}, futureTimeout))
-	require.NoError(t, err)
+	a.Actors.Root.Send(p, requestCmd{pid: remote, msg: &testpb.Ping{Text: "x"}})
+	require.Equal(t, "x", next(t, got).(*testpb.Pong).Text)
 	require.NoError(t, b.Actors.Root.StopFuture(target).Wait())
 	term := next(t, got).(*actor.Terminated)
 	require.Equal(t, "doomed", term.Who.Id)
