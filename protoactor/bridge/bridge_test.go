@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -268,4 +269,40 @@ func TestConnect(t *testing.T) {
 	eventually(t, "b has the session too", func() bool { return b.Bridge.Stats().Peers == 1 })
 	require.ErrorIs(t, a.Bridge.Connect(ctx, "nowhere"), mr.ErrUnreachable)
 	require.ErrorContains(t, a.Bridge.Connect(ctx, "a"), "is this node")
+}
+
+// Stop, StopFuture and Poison reach a remote actor; a watcher hears it.
+func TestRemoteStopAndPoison(t *testing.T) {
+	a, b := pair(t)
+	p, got := spawnProbe(t, a)
+	for i, stop := range []func(pid *actor.PID){
+		func(pid *actor.PID) { a.Actors.Root.Stop(pid) },
+		func(pid *actor.PID) { a.Actors.Root.Poison(pid) },
+		func(pid *actor.PID) { require.NoError(t, a.Actors.Root.StopFuture(pid).Wait()) },
+	} {
+		name := "victim" + strconv.Itoa(i)
+		spawnEcho(t, b, name)
+		pid := actor.NewPID(bridge.Address("b", b.Mailroom.Incarnation()), name)
+		a.Actors.Root.Send(p, watchCmd{pid: pid})
+		a.Actors.Root.Send(p, requestCmd{pid: pid, msg: &testpb.Ping{Text: name}})
+		require.Equal(t, name, next(t, got).(*testpb.Pong).Text)
+		stop(pid)
+		term := next(t, got).(*actor.Terminated)
+		require.Equal(t, name, term.Who.Id)
+		require.Equal(t, actor.TerminatedReason_Stopped, term.Why)
+		_, ok := b.Actors.ProcessRegistry.GetLocal(name)
+		require.False(t, ok, "%s still registered on b", name)
+	}
+}
+
+// An actor's Request that cannot be delivered is answered with the
+// error, as a message.
+func TestActorRequestFailureIsAMessage(t *testing.T) {
+	a := startNode(t, "a")
+	p, got := spawnProbe(t, a)
+	a.Actors.Root.Send(p, requestCmd{pid: actor.NewPID(bridge.NodeAddress("nowhere"), "x"), msg: &testpb.Ping{}})
+	err, ok := next(t, got).(error)
+	require.True(t, ok)
+	require.ErrorIs(t, err, mr.ErrUnreachable)
+	require.ErrorContains(t, err, `request on node nowhere to protoactor "x"`)
 }
