@@ -23,8 +23,10 @@ type Stats struct {
 	UnknownPeer    uint64
 	WatchesRefused uint64 // watches over MaxWatchesPerPeer
 	LateReplies    uint64 // replies to requests that had already ended
-	Pending        int    // requests waiting on other nodes now
-	Peers          int    // peer incarnations with an open session now
+	// Pending: requests waiting on other nodes now (one whose future
+	// timed out on its own counts until a later request sweeps it).
+	Pending int
+	Peers   int // peer incarnations with an open session now
 }
 
 // counters are the live counts behind Stats.
