@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -127,8 +128,8 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 // TestCastsAreBoundedAndCancelledWithTheirIncarnation: 200,000 casts to
 // a function that waits on its context (the issue measured 200,020
 // goroutines, still running after the link closed). At most the bound
-// run and the reader stops; when the peer's incarnation is gone (here it
-// comes back as a new one) every cast still running has its context
+// run and the reader stops; when the peer's incarnation is gone (here
+// discovery reports it down) every cast still running has its context
 // cancelled, and the node is back where it was.
 func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	const bound = 500
@@ -154,10 +155,9 @@ func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
 	require.Less(t, g1-g0, bound+128)
 
-	// The caster restarts: a new incarnation under the same name. The old
-	// one is gone, and so is every cast it had running.
-	conn.Close()
-	rawLink(t, victim, "caster", 10, 0)
+	// Discovery reports the caster's incarnation down: it is gone, and so
+	// is every cast it had running.
+	victim.onMember(discovery.Event{Type: discovery.MemberDown, Member: discovery.Member{Node: "caster", Incarnation: 9}})
 	waitFor(t, "every running cast cancelled", func() bool { return cancelled.Load() == bound })
 	require.Equal(t, int64(bound), started.Load(), "no cast of the gone incarnation started")
 	goroutinesSettle(t, g0+8)

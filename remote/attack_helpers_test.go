@@ -34,7 +34,7 @@ func rawLinkAs(t testing.TB, n *Node, h hello) net.Conn {
 	conn, err := net.Dial("tcp", n.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = clientHandshake(conn, []byte("cookie"), h, 5*time.Second)
+	_, err = clientHandshake(conn, []byte(testCookie), h, soon(), nil)
 	require.NoError(t, err)
 	return conn
 }

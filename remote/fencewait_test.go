@@ -69,7 +69,7 @@ func TestTooManyLinksFromOnePeerAreRefused(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte("cookie"), hello{Node: "greedy", Inc: 14, LinkID: 5}, 5*time.Second)
+	_, err = clientHandshake(conn, []byte(testCookie), hello{Node: "greedy", Inc: 14, LinkID: 5}, soon(), nil)
 	require.ErrorContains(t, err, "too many links from greedy")
 	require.Equal(t, uint64(1), victim.Stats().LinksRefused)
 

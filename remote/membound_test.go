@@ -179,7 +179,7 @@ func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	payload = nil
 	dead := sys.DeadLetters()
 
-	conn := rawPeer(t, victim, "cookie")
+	conn := rawPeer(t, victim, testCookie)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	_, err = conn.Write(call)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,7 +51,7 @@ func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 	require.NoError(t, err)
 	waitFor(t, "the announcement kept", func() bool { info, _ := victim.Peer("modest"); return info.Meta["svc"] == "1.0" })
 	p := victim.current("modest")
-	rawLink(t, victim, "modest", 301, 0) // a new incarnation: the old one is gone
+	victim.onMember(discovery.Event{Type: discovery.MemberDown, Member: discovery.Member{Node: "modest", Incarnation: 300}})
 	waitFor(t, "the old incarnation gone", func() bool { return p.isGone() })
 	require.Nil(t, p.info().Meta, "released with its incarnation")
 }
@@ -105,9 +106,9 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 	p.mu.Unlock()
 	require.Equal(t, max, kept)
 
-	// Gone: its watches are removed from the actor, so the actor's end
-	// notifies nobody of that incarnation.
-	rawLink(t, victim, "watcher", 17, 0)
+	// Gone (discovery says so): its watches are removed from the actor,
+	// so the actor's end notifies nobody of that incarnation.
+	victim.onMember(discovery.Event{Type: discovery.MemberDown, Member: discovery.Member{Node: "watcher", Incarnation: 16}})
 	waitFor(t, "the old incarnation gone", func() bool { return p.isGone() })
 	p.mu.Lock()
 	require.Nil(t, p.inWatches)
@@ -150,6 +151,6 @@ func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
 	conn, err := net.Dial("tcp", capped.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte("cookie"), hello{Node: "one-too-many", Inc: 3000}, 5*time.Second)
+	_, err = clientHandshake(conn, []byte(testCookie), hello{Node: "one-too-many", Inc: 3000}, soon(), nil)
 	require.ErrorContains(t, err, "too many node names known here (MaxNodes 10)")
 }

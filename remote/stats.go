@@ -26,6 +26,11 @@ type Stats struct {
 	Peers             int    // known live peer incarnations
 	Pending           int    // calls and requests waiting for a reply
 
+	// Handshakes and the accept loop (accept.go).
+	Handshaking    int    // inbound handshakes in progress now (at most MaxHandshakes)
+	HandshakesShed uint64 // connections closed at once over MaxHandshakes or MaxHandshakesPerIP
+	AcceptErrors   uint64 // failed accepts (each one backs off)
+
 	// The limits on what peers can make this node hold (docs/SECURITY.md).
 	Inflight         int64  // calls and casts from peers admitted and not yet done (MaxInflightPerPeer each)
 	AdmissionWaits   uint64 // times a link's reader stopped at its peer's admission bound
@@ -48,6 +53,7 @@ type nodeStats struct {
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
 	bytesOut, bytesIn, droppedUnsent             atomic.Uint64
+	handshakesShed, acceptErrors                 atomic.Uint64
 
 	admissionWaits, tooLarge, readWaits, budgetTimeouts atomic.Uint64
 	fenceTimeouts, linksRefused, announcesRefused       atomic.Uint64
@@ -72,6 +78,9 @@ func (n *Node) Stats() Stats {
 		DroppedUnsent:     n.stats.droppedUnsent.Load(),
 		BytesOut:          n.stats.bytesOut.Load(),
 		BytesIn:           n.stats.bytesIn.Load(),
+		Handshaking:       n.gate.inProgress(),
+		HandshakesShed:    n.stats.handshakesShed.Load(),
+		AcceptErrors:      n.stats.acceptErrors.Load(),
 
 		AdmissionWaits:   n.stats.admissionWaits.Load(),
 		TooLarge:         n.stats.tooLarge.Load(),
