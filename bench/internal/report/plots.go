@@ -110,9 +110,9 @@ func Plots(res *Result) []Plot {
 		}
 		out = append(out,
 			Plot{File: res.Name + "-unpaced.svg", Title: "unpaced, 1,000 writers: operations per second",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1040, Height: 440}.SVG()},
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1240, Height: 440}.SVG()},
 			Plot{File: res.Name + "-unpaced-cpu.svg", Title: "unpaced, 1,000 writers: CPU per million operations",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1040, Height: 440}.SVG()})
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1240, Height: 440}.SVG()})
 	}
 	return out
 }
