@@ -275,7 +275,7 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			if err := pool.enqueue(id, &el, nil, true); err == nil {
+			if err := pool.enqueue(pool.shard(id), &el, nil, true); err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)
 				return

@@ -65,7 +65,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if wantInc != 0 && pool.inc != wantInc {
 				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 			}
-			err := pool.enqueue(senderKey(sender), el, nil, false)
+			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false)
 			if err == nil {
 				n.stats.sentPooled.Add(1)
 				return nil
@@ -161,7 +161,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			if !p.addPending(el.ID, pc) {
 				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 			}
-			if err := pool.enqueue(senderKey(sender), el, pc, false); err != nil {
+			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false); err != nil {
 				p.takePending(el.ID)
 				if !errors.Is(err, errPathClosed) {
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)

@@ -266,16 +266,29 @@ func (n *Node) route(node string) *Pool {
 // Route is the pool currently published for node, or nil.
 func (n *Node) Route(node string) *Pool { return n.route(node) }
 
-// enqueue encodes el and hands it to the proxy chosen by key (the
-// sender's identity, so one sender keeps one proxy and its order). force
-// ignores the proxy's mailbox bound (replies).
-func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool) error {
+// shard is the proxy for key: a sender's identity, so that one sender
+// keeps one proxy and its order.
+func (pl *Pool) shard(key uint64) int { return int(mix(key) % uint64(len(pl.proxies))) }
+
+// callShard is the proxy for a call or request with id from sender. The
+// root handle (the zero sender: System.Call, Request, RequestNamed from
+// plain goroutines) needs no order between its blocking calls, so they
+// take the proxies in turn by call id; any other sender keeps its proxy.
+func (pl *Pool) callShard(sender actor.PID, id uint64) int {
+	if sender.IsZero() {
+		return int(id % uint64(len(pl.proxies)))
+	}
+	return pl.shard(senderKey(sender))
+}
+
+// enqueue encodes el and hands it to proxy i (see shard and callShard).
+// force ignores the proxy's mailbox bound (replies).
+func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
 	out := &Outgoing{node: pl.node, pool: pl, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
 	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
-	i := mix(key) % uint64(len(pl.proxies))
 	proxy := pl.proxies[i]
 	if pl.budgets != nil {
 		b := pl.budgets[i]
