@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
 )
 
 // Element is one decoded message: a whole frame, or one entry of a batch.
@@ -25,6 +26,11 @@ type Element struct {
 	Control  *Control  // control frames
 	Reason   string    // goodbye
 	Clean    bool      // goodbye: every call and request taken on this link was answered before it
+
+	// msg, when set on an element being encoded, is the payload itself:
+	// it is marshalled straight into the frame (Type names it, Payload is
+	// unused). Only the encode functions that return an error take it.
+	msg proto.Message
 }
 
 // Status is a reply's outcome class on the wire.
@@ -112,37 +118,42 @@ func (e *ends) readTarget(d *dec, el *Element) {
 	}
 }
 
-// appendBody encodes el's body (no kind, no length) for its kind.
+// appendBody encodes el's body (no kind, no length) for its kind; its
+// payload, if any, must already be bytes (el.msg nil: see encodeBody).
 func (e *ends) appendBody(dst []byte, el *Element) []byte {
+	dst, _ = e.encodeBody(dst, el)
+	return dst
+}
+
+// encodeBody is appendBody for any element: a message in el.msg is
+// encoded in place. On an error (it wraps actor.ErrBadMessage) the bytes
+// appended so far are left in the result; callers drop it.
+func (e *ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
+	var err error
 	switch el.Kind {
 	case KindSend:
 		dst = e.appendTarget(dst, el.To, el.ToName)
 		dst = e.appendPID(dst, el.Sender)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = appendPayload(dst, el)
 	case KindCast:
 		dst = appendString(dst, el.Fn)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = appendPayload(dst, el)
 	case KindCall:
 		dst = appendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
 		dst = appendString(dst, el.Fn)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = appendPayload(dst, el)
 	case KindRequest:
 		dst = appendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
 		dst = e.appendTarget(dst, el.To, el.ToName)
 		dst = e.appendPID(dst, el.Sender)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = appendPayload(dst, el)
 	case KindReply:
 		dst = appendUvarint(dst, el.ID)
 		dst = append(dst, byte(el.Status))
 		if el.Status == StatusOK {
-			dst = appendString(dst, el.Type)
-			dst = appendBytes(dst, el.Payload)
+			dst, err = appendPayload(dst, el)
 		} else {
 			dst = appendString(dst, el.Code)
 			dst = appendString(dst, el.Message)
@@ -160,25 +171,50 @@ func (e *ends) appendBody(dst []byte, el *Element) []byte {
 			dst = append(dst, 0)
 		}
 	}
-	return dst
+	return dst, err
 }
 
-// AppendFrame encodes el as one whole frame.
+// appendFrame encodes el as one whole frame; its payload, if any, must
+// already be bytes (see encodeFrame).
 func (e *ends) appendFrame(dst []byte, el *Element) []byte {
 	dst, start := beginFrame(dst, el.Kind)
 	dst = e.appendBody(dst, el)
 	return endFrame(dst, start)
 }
 
-// appendElement encodes el as one batch entry: kind, body length, body.
+// encodeFrame is appendFrame for any element (a message in el.msg is
+// encoded in place). On an error dst is returned as it was given.
+func (e *ends) encodeFrame(dst []byte, el *Element) ([]byte, error) {
+	mark := len(dst)
+	dst, start := beginFrame(dst, el.Kind)
+	dst, err := e.encodeBody(dst, el)
+	if err != nil {
+		return dst[:mark], err
+	}
+	return endFrame(dst, start), nil
+}
+
+// appendElement encodes el as one batch entry: kind, body length, body;
+// its payload, if any, must already be bytes (see encodeElement).
 func (e *ends) appendElement(dst []byte, el *Element) []byte {
+	dst, _ = e.encodeElement(dst, el)
+	return dst
+}
+
+// encodeElement is appendElement for any element (a message in el.msg
+// is encoded in place). On an error dst is returned as it was given.
+func (e *ends) encodeElement(dst []byte, el *Element) ([]byte, error) {
+	mark := len(dst)
 	dst = append(dst, byte(el.Kind))
 	// Reserve a fixed 4-byte length: cheaper than encoding twice.
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = e.appendBody(dst, el)
+	dst, err := e.encodeBody(dst, el)
+	if err != nil {
+		return dst[:mark], err
+	}
 	putU32(dst[at:], uint32(len(dst)-at-4))
-	return dst
+	return dst, nil
 }
 
 func putU32(b []byte, v uint32) {

@@ -264,40 +264,75 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error) {
 	el := Element{Kind: KindReply, ID: id}
 	if err != nil {
 		errorReply(&el, err)
-	} else if typ, b, merr := marshal(msg); merr != nil {
-		errorReply(&el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", merr))
-		el.Code += mayHaveSuffix // it ran; only its answer could not travel
+	} else if typ, pm, perr := payloadOf(msg); perr != nil {
+		n.badReply(&el, perr)
 	} else {
-		el.Type, el.Payload = typ, b
+		el.Type, el.msg = typ, pm // encoded in place by the path that takes it
 	}
+	err = n.routeReply(l, &el)
+	if errors.Is(err, actor.ErrBadMessage) && el.msg != nil {
+		// The answer itself cannot travel (it does not encode, or it is
+		// larger than a frame): the caller learns that instead.
+		el = Element{Kind: KindReply, ID: id}
+		n.badReply(&el, err)
+		err = n.routeReply(l, &el)
+	}
+	if err == nil {
+		return
+	}
+	p := l.peer
+	n.stats.repliesDropped.Add(1)
+	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+}
+
+// badReply makes el the error reply for an answer that could not travel.
+func (n *Node) badReply(el *Element, err error) {
+	n.stats.badMessages.Add(1)
+	errorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
+	el.Code += mayHaveSuffix // it ran; only its answer could not travel
+}
+
+// routeReply hands a reply to the caller's incarnation (the peer of l):
+// through its pool when one is published for exactly that incarnation,
+// else on l itself or another of its links. An error wrapping
+// actor.ErrBadMessage says the reply cannot be encoded; any other, that
+// no path took it.
+func (n *Node) routeReply(l *link, el *Element) error {
 	p := l.peer
 	if pool := n.route(p.name); pool != nil {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			if err := pool.enqueue(pool.shard(id), &el, nil, true); err == nil {
+			err := pool.enqueue(pool.shard(el.ID), el, nil, true)
+			if err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)
-				return
+				return nil
+			}
+			if errors.Is(err, actor.ErrBadMessage) {
+				return err
 			}
 		} else {
 			n.stats.guardDiverted.Add(1)
 		}
 	}
+	var err error = errLinkClosed
 	if !l.isClosed() {
-		if _, err := l.enqueueEl(&el, true, nil); err == nil {
+		if _, err = l.enqueueEl(el, true, nil); err == nil {
 			n.stats.repliesNative.Add(1)
-			return
+			return nil
+		}
+		if errors.Is(err, actor.ErrBadMessage) {
+			return err
 		}
 	}
 	if alt := p.anyLink(); alt != nil {
-		if _, err := alt.enqueueEl(&el, true, nil); err == nil {
+		if _, err = alt.enqueueEl(el, true, nil); err == nil {
 			n.stats.repliesNative.Add(1)
-			return
+			return nil
 		}
 	}
-	n.stats.repliesDropped.Add(1)
-	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+	return err
 }
 
 func (n *Node) inReply(l *link, el *Element) {

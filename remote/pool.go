@@ -288,7 +288,19 @@ func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool) error {
 		return errPathClosed
 	}
 	out := &Outgoing{node: pl.node, pool: pl, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
-	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
+	s := getBuf()
+	b, err := pl.ends.encodeElement(s.b[:0], el)
+	s.b = b
+	if err != nil {
+		putBuf(s)
+		return err
+	}
+	if len(b)+16 > pl.n.cfg.MaxFrameSize {
+		putBuf(s)
+		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.MaxFrameSize)
+	}
+	out.entry = append([]byte(nil), b...)
+	putBuf(s)
 	proxy := pl.proxies[i]
 	if pl.budgets != nil {
 		b := pl.budgets[i]
@@ -297,7 +309,6 @@ func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool) error {
 		}
 		out.held = held{b: b, n: len(out.entry)}
 	}
-	var err error
 	if force {
 		err = pl.n.sys.Inject(proxy, out)
 	} else {
