@@ -51,6 +51,9 @@ type ends struct {
 	selfInc  uint64
 	peerNode string
 	peerInc  uint64
+	// in interns the names decoded with these ends: set on a link's, whose
+	// reader alone decodes with it.
+	in *interner
 }
 
 const (
@@ -83,7 +86,7 @@ func (e *ends) readPID(d *dec) actor.PID {
 	case pidReader:
 		return actor.PID{Node: e.selfNode, Incarnation: e.selfInc, ID: d.uvarint("pid id")}
 	case pidExplicit:
-		node := d.str("pid node")
+		node := d.name("pid node")
 		inc := d.u64("pid incarnation")
 		return actor.PID{Node: node, Incarnation: inc, ID: d.uvarint("pid id")}
 	default:
@@ -109,7 +112,7 @@ func (e *ends) readTarget(d *dec, el *Element) {
 	case targetPID:
 		el.To = e.readPID(d)
 	case targetName:
-		el.ToName = d.str("target name")
+		el.ToName = d.name("target name")
 		if el.ToName == "" && d.err == nil {
 			d.malformed("empty target name")
 		}
@@ -227,29 +230,29 @@ func getU32(b []byte) uint32 {
 // decodeBody decodes the body of a frame or element of kind k.
 func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 	*el = Element{Kind: k}
-	d := dec{b: body}
+	d := dec{b: body, in: e.in}
 	switch k {
 	case KindSend:
 		e.readTarget(&d, el)
 		el.Sender = e.readPID(&d)
-		el.Type = d.str("type")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindCast:
-		el.Fn = d.str("function")
-		el.Type = d.str("type")
+		el.Fn = d.name("function")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindCall:
 		el.ID = d.uvarint("id")
 		el.Deadline = d.varint("deadline")
-		el.Fn = d.str("function")
-		el.Type = d.str("type")
+		el.Fn = d.name("function")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindRequest:
 		el.ID = d.uvarint("id")
 		el.Deadline = d.varint("deadline")
 		e.readTarget(&d, el)
 		el.Sender = e.readPID(&d)
-		el.Type = d.str("type")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindReply:
 		el.ID = d.uvarint("id")
@@ -258,7 +261,7 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 			d.malformed("reply status %d", el.Status)
 		}
 		if el.Status == StatusOK {
-			el.Type = d.str("type")
+			el.Type = d.name("type")
 			el.Payload = d.bytes("payload")
 		} else {
 			el.Code = d.str("code")

@@ -482,7 +482,7 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p
 	}
-	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
+	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc, in: new(interner)}
 	l := newLink(n, conn, role, outbound, e, p)
 	l.worker = worker
 	l.dialID = dialID
