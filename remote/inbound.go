@@ -26,11 +26,18 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 		for {
 			ok, err := it.next(&el)
 			if err != nil {
+				n.flushRun(l) // what came before the bad entry is delivered
 				return n.badInput(l, err)
 			}
 			if !ok {
+				n.flushRun(l)
 				return nil
 			}
+			if el.Kind == KindSend {
+				n.addSend(l, &el) // sendrun.go
+				continue
+			}
+			n.flushRun(l)
 			if err := n.handle(l, &el); err != nil {
 				return err
 			}
@@ -78,33 +85,8 @@ func (n *Node) handle(l *link, el *Element) error {
 }
 
 func (n *Node) inSend(l *link, el *Element) {
-	n.stats.received.Add(1)
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
-	to := el.To
-	if el.ToName != "" {
-		to = actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
-	}
-	if err != nil {
-		n.stats.badMessages.Add(1)
-		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
-		n.sys.DeadLetter(to, el.Sender, el.Type, err)
-		return
-	}
-	// A full Block mailbox makes the link wait (backpressure), until the
-	// link itself ends. While we deliver we do not read: silence then is
-	// ours, not the peer's (its pings wait in our socket), so liveness
-	// skips it. Only deliveries are marked: a reader blocked writing a
-	// pong to a peer that stopped reading is silence.
-	l.dispatching.Store(true)
-	if el.ToName != "" {
-		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, nil)
-	} else {
-		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, nil)
-	}
-	l.dispatching.Store(false)
-	if err != nil {
-		n.sys.DeadLetter(to, el.Sender, msg, err)
-	}
+	n.addSend(l, el)
+	n.flushRun(l)
 }
 
 func (n *Node) inCast(l *link, el *Element) {

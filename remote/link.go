@@ -60,6 +60,7 @@ type link struct {
 	barriers    []barrier     // waiting for pongs; under mu
 	lastSent    atomic.Int64  // unix ns
 	stats       linkStats
+	run         sendRun       // the reader's run of sends (sendrun.go); reader only
 	done        chan struct{} // closed when reader and writer have exited
 	wg          sync.WaitGroup
 }
