@@ -30,13 +30,16 @@ const pathWriters = 1000
 
 // benchPayloads are the messages both path benchmarks send: 200 bytes of
 // bytes (the runtime's cost alone), and an Echo of about 200 bytes with
-// two strings (what a small struct costs to encode and decode).
+// two strings (what a small struct costs to encode and decode); and the
+// same two with vtprotobuf's methods (the fast codec).
 var benchPayloads = []struct {
 	name string
 	msg  proto.Message
 }{
 	{"bytes", &testpb.Blob{Data: make([]byte, 200)}},
 	{"echo", &testpb.Echo{Text: strings.Repeat("x", 180), N: 1 << 40, From: "a"}},
+	{"bytes-vt", &testpb.VTBlob{Data: make([]byte, 200)}},
+	{"echo-vt", &testpb.VTEcho{Text: strings.Repeat("x", 180), N: 1 << 40, From: "a"}},
 }
 
 // cpuNow is this process's user+system CPU time.

@@ -91,7 +91,7 @@ func (n *Node) inSend(l *link, el *Element) {
 
 func (n *Node) inCast(l *link, el *Element) {
 	n.stats.received.Add(1)
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		n.sys.DeadLetter(actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
@@ -108,7 +108,7 @@ func (n *Node) refuse(l *link, id uint64, op, target string, reason error) {
 func (n *Node) inCall(l *link, el *Element) {
 	n.stats.received.Add(1)
 	p, id, fn := l.peer, el.ID, el.Fn
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		n.refuse(l, id, "call", fn, err)
@@ -160,7 +160,7 @@ func (n *Node) inRequest(l *link, el *Element) {
 	if el.ToName != "" {
 		target = fmt.Sprintf("name %q", el.ToName)
 	}
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		n.refuse(l, el.ID, "request", target, err)
@@ -358,5 +358,5 @@ func (n *Node) inControl(l *link, c *Control) {
 
 // decodeArg is used by tests and the pool worker: payload to message.
 func (n *Node) decodeArg(el *Element) (proto.Message, error) {
-	return unmarshal(n.sys.Types(), el.Type, el.Payload)
+	return n.decode(el.Type, el.Payload)
 }

@@ -39,6 +39,7 @@ type Node struct {
 
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
+	codecs    codecs                           // how each registered type decodes (codec.go)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials

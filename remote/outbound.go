@@ -222,7 +222,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
 		return nil, replyError(&el, op, p, tg.String())
 	}
-	m, err := unmarshal(n.sys.Types(), raw.typ, raw.payload)
+	m, err := n.decode(raw.typ, raw.payload)
 	if err != nil {
 		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // payloadOf checks that msg can cross nodes and returns its full type
@@ -33,6 +32,15 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 		dst = appendString(dst, el.Type)
 		return appendBytes(dst, el.Payload), nil
 	}
+	if vm, ok := el.msg.(vtMarshaler); ok {
+		mark := len(dst)
+		dst = appendString(dst, el.Type)
+		out, err := appendVT(dst, vm, el.Type)
+		if err != nil {
+			return dst[:mark], err
+		}
+		return out, nil
+	}
 	mark := len(dst)
 	dst = appendString(dst, el.Type)
 	size := proto.Size(el.msg)
@@ -48,23 +56,15 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 	return out, nil
 }
 
-// unmarshal decodes a payload with the system's type registry.
+// unmarshal decodes a payload with a type registry, no cache (tests and
+// fuzzers; a node decodes with its codecs, codec.go).
 func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
-	if typ == "" {
-		if len(b) != 0 {
-			return nil, fmt.Errorf("%w: %d payload bytes without a type", actor.ErrBadMessage, len(b))
-		}
-		return nil, nil
-	}
-	mt, err := types.FindMessageByName(protoreflect.FullName(typ))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unregistered message type %q (register it with System.RegisterTypes on this node)", actor.ErrBadMessage, typ)
-	}
-	m := mt.New().Interface()
-	if err := proto.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%w: decode %s: %v", actor.ErrBadMessage, typ, err)
-	}
-	return m, nil
+	return new(codecs).unmarshal(types, typ, b)
+}
+
+// decode is unmarshal with the node's registry and codecs.
+func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
+	return n.codecs.unmarshal(n.sys.Types(), typ, b)
 }
 
 // errorReply fills a reply element's status from a handler's error.

@@ -37,7 +37,7 @@ func (n *Node) addSend(l *link, el *Element) {
 		n.flushRun(l)
 	}
 	r.received++
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		to := sendTarget(n, el.To, el.ToName)

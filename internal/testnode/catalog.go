@@ -33,7 +33,9 @@ import (
 //     Echo{N: n}: sends n messages to the actor registered as name on
 //     node from <senders> goroutines, each with its own Sender handle,
 //     and returns once every one is handed to the runtime. payload is
-//     "bytes" (a Blob of 200 bytes) or "echo" (an Echo of ~200 bytes).
+//     "bytes" (a Blob of 200 bytes) or "echo" (an Echo of ~200 bytes), or
+//     "bytes-vt" / "echo-vt" (the same as VTBlob / VTEcho, which have
+//     vtprotobuf's methods).
 //     The benchmarks of the receiving path use it.
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
 //     where c counts sleep (and script) calls whose ctx ended early, s
@@ -52,7 +54,8 @@ import (
 //   - "stopper": stops itself when it receives Echo{Text: "stop"}.
 //   - "sink": counts every message; sink_get -> Echo{N: count}.
 func Install(sys *actor.System) error {
-	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{}); err != nil {
+	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{},
+		&testpb.VTEcho{}, &testpb.VTBlob{}, &testpb.VTRecord{}); err != nil {
 		return err
 	}
 	node := sys.Name()
@@ -193,6 +196,10 @@ func Install(sys *actor.System) error {
 				msg = &testpb.Blob{Data: make([]byte, 200)}
 			case "echo":
 				msg = &testpb.Echo{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
+			case "bytes-vt":
+				msg = &testpb.VTBlob{Data: make([]byte, 200)}
+			case "echo-vt":
+				msg = &testpb.VTEcho{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
 			default:
 				return nil, actor.Reject("bad_arg", "unknown payload "+f[3])
 			}
