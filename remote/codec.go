@@ -93,6 +93,14 @@ func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
 	return cd, nil
 }
 
+// cached is the codec cached for typ, or nil.
+func (c *codecs) cached(typ string) *codec {
+	if m := c.m.Load(); m != nil {
+		return (*m)[typ]
+	}
+	return nil
+}
+
 // unmarshal decodes a payload of type typ into a fresh message.
 func (c *codecs) unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
 	if typ == "" {
@@ -105,11 +113,18 @@ func (c *codecs) unmarshal(types actor.TypeRegistry, typ string, b []byte) (prot
 	if err != nil {
 		return nil, err
 	}
+	return cd.decode(typ, b)
+}
+
+// decode decodes b into a fresh message of cd's type (typ names it).
+func (cd *codec) decode(typ string, b []byte) (proto.Message, error) {
 	m := cd.mt.New().Interface()
+	var err error
 	if cd.vt {
 		err = m.(vtUnmarshaler).UnmarshalVT(b)
 	} else {
-		err = proto.Unmarshal(b, m)
+		// Merge: the message is fresh, there is nothing to reset.
+		err = proto.UnmarshalOptions{Merge: true}.Unmarshal(b, m)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: decode %s: %v", actor.ErrBadMessage, typ, err)

@@ -23,6 +23,9 @@ type sendRun struct {
 	msgs     []any
 	senders  []actor.PID
 	received int // sends decoded since the last delivery, bad ones too
+	// the codec of the last type decoded: a stream mostly repeats one
+	codecType string
+	codec     *codec
 }
 
 // maxRunCap is the largest run buffer a reader keeps between frames.
@@ -37,7 +40,16 @@ func (n *Node) addSend(l *link, el *Element) {
 		n.flushRun(l)
 	}
 	r.received++
-	msg, err := n.decode(el.Type, el.Payload)
+	var msg any
+	var err error
+	if r.codec != nil && el.Type == r.codecType {
+		msg, err = r.codec.decode(el.Type, el.Payload)
+	} else {
+		msg, err = n.decode(el.Type, el.Payload)
+		if cd := n.codecs.cached(el.Type); cd != nil {
+			r.codecType, r.codec = el.Type, cd
+		}
+	}
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		to := sendTarget(n, el.To, el.ToName)

@@ -154,6 +154,10 @@ func (d *dec) name(what string) string {
 type interner struct {
 	m     map[string]string
 	bytes int
+	// recent is a direct-mapped cache in front of m (by length and last
+	// byte): a type name and the run's target name repeat entry after
+	// entry.
+	recent [16]string
 }
 
 const (
@@ -162,10 +166,20 @@ const (
 )
 
 func (in *interner) get(b []byte) string {
+	h := len(b)
+	if h > 0 {
+		h = h*7 + int(b[h-1])
+	}
+	slot := &in.recent[h&15]
+	if *slot == string(b) {
+		return *slot
+	}
 	if s, ok := in.m[string(b)]; ok {
+		*slot = s
 		return s
 	}
 	s := string(b)
+	*slot = s
 	if len(in.m) < internMax && in.bytes+len(s) <= internMaxBytes {
 		if in.m == nil {
 			in.m = make(map[string]string)
