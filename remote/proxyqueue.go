@@ -103,6 +103,7 @@ type proxyQueue struct {
 	shut      bool          // refuses new entries (its pool is gone)
 	room      chan struct{} // closed when room appears; nil when nobody waits
 	spare     []*batchBuf   // recycled buffers
+	lately    int           // bytes of the largest batch of the last take
 }
 
 // A busy queue recycles its batches' buffers (as many as it held at its
@@ -180,12 +181,9 @@ func (q *proxyQueue) open(n int) *batchBuf {
 		bb = q.spare[k-1]
 		q.spare = q.spare[:k-1]
 	} else {
-		// Room for a whole batch of entries like this one, within reason.
-		size := 64 << 10
-		if q.opts.batch > 0 {
-			size = q.opts.batch * n
-		}
-		size = min(max(size, 2*n, 4<<10), maxSpareBytes, q.opts.maxBody)
+		// As large as the batches lately taken (calls come in batches of
+		// tens, a send flood in full ones), so that a buffer rarely grows.
+		size := min(max(q.lately, 16*n, 4<<10), maxSpareBytes, q.opts.maxBody)
 		bb = &batchBuf{b: make([]byte, hdrRoom, hdrRoom+max(size, n))}
 	}
 	q.batches = append(q.batches, bb)
@@ -195,6 +193,10 @@ func (q *proxyQueue) open(n int) *batchBuf {
 // take hands every waiting batch to the proxy (appended to dst).
 func (q *proxyQueue) take(dst []*batchBuf) []*batchBuf {
 	q.mu.Lock()
+	q.lately = 0
+	for _, bb := range q.batches {
+		q.lately = max(q.lately, len(bb.b))
+	}
 	dst = append(dst, q.batches...)
 	clear(q.batches)
 	q.batches = q.batches[:0]
