@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote bench-quick bench bench-test tidy-check clean
+.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
 ## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos suite without its soak
 test: vet fmt-check
@@ -66,7 +66,7 @@ bench-actor:
 bench-remote:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./remote
 
-## bench-quick: side-by-side remote benchmark, quick set (< 4 min): bench/results/quick.{json,md,svg}
+## bench-quick: side-by-side remote benchmark, quick set (< 5 min): bench/results/quick.{json,md,svg}
 bench-quick:
 	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench
 	cd bench && MAILROOM_BENCH_COMMAND="make bench-quick" ../.cache/mailroom-bench -set quick
@@ -75,6 +75,16 @@ bench-quick:
 bench:
 	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench
 	cd bench && MAILROOM_BENCH_COMMAND="make bench" ../.cache/mailroom-bench -set full -readme README.md
+
+## bench-budget: where the CPU goes per message (bench/README.md, "Per-message budget"): CPU profiles of both processes, pooled unpaced send of bytes from 1,000 goroutines (beside lean) and of data from 1,000 actors, into bench/results/pprof/budget-$(BUDGET)
+BUDGET ?= after
+BUDGET_DIR = results/pprof/budget-$(BUDGET)
+bench-budget:
+	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench && $(GO) build -o ../.cache/mailroom-budget ./cmd/mailroom-budget
+	cd bench && ../.cache/mailroom-bench -set quick -only '^send (pooled|lean) +bytes +w=1000 +goroutine r=one' -rounds 1 -skip-raw -m 8000 -pprof $(BUDGET_DIR) -out $(BUDGET_DIR) -name bytes
+	cd bench && ../.cache/mailroom-bench -set quick -only '^send pooled +data +w=1000 +actor .*unpaced' -rounds 1 -skip-raw -m 3000 -pprof $(BUDGET_DIR) -out $(BUDGET_DIR) -name data
+	cd bench && ../.cache/mailroom-budget -msgs 8000000 $(BUDGET_DIR)/000-send-pooled-bytes-1000-goroutine-one-r0.mailroom-sender.pprof $(BUDGET_DIR)/000-send-pooled-bytes-1000-goroutine-one-r0.mailroom-receiver.pprof $(BUDGET_DIR)/001-send-lean-bytes-1000-goroutine-one-r0.lean-sender.pprof $(BUDGET_DIR)/001-send-lean-bytes-1000-goroutine-one-r0.lean-receiver.pprof | tee $(BUDGET_DIR)/bytes-budget.md
+	cd bench && ../.cache/mailroom-budget -msgs 3000000 $(BUDGET_DIR)/000-send-pooled-data-1000-actor-per-writer-r0.mailroom-sender.pprof $(BUDGET_DIR)/000-send-pooled-data-1000-actor-per-writer-r0.mailroom-receiver.pprof | tee $(BUDGET_DIR)/data-budget.md
 
 ## bench-test: the bench module's vet, gofmt check and unit tests
 bench-test:

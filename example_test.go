@@ -42,10 +42,11 @@ func Example_actors() {
 // authenticated links and a proxy pool.
 func Example_remote() {
 	ctx := context.Background()
+	cookie := remote.NewCookie() // every node of a cluster shares it
 	start := func(name string, seeds ...string) (*actor.System, *remote.Node) {
 		sys, _ := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 		_ = sys.RegisterTypes(&wrapperspb.Int64Value{})
-		node, _ := remote.Start(sys, remote.Config{Cookie: "secret", Seeds: seeds})
+		node, _ := remote.Start(sys, remote.Config{Cookie: cookie, Seeds: seeds})
 		_, _ = proxypool.Start(node, proxypool.Config{})
 		return sys, node
 	}

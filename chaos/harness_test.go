@@ -138,7 +138,7 @@ func startLocal(t testing.TB, name string, cfg remote.Config, extra map[string]s
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
 	if cfg.Cookie == "" {
-		cfg.Cookie = "test-cookie"
+		cfg.Cookie = testnode.DefaultCookie
 	}
 	n, err := remote.Start(sys, cfg)
 	require.NoError(t, err)

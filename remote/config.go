@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,13 +28,36 @@ type Config struct {
 	// the handshake and to discovery. Default: the listener's address.
 	Advertise string
 	// Cookie is the shared secret every node of the cluster holds. Links
-	// are authenticated both ways with HMAC-SHA256 challenges over it; it
-	// never crosses the wire. Required.
+	// are authenticated both ways with HMAC-SHA256 proofs over it (the
+	// dialer proves first; SPEC.md); it never crosses the wire. Required,
+	// at least 16 bytes: make one with NewCookie. Anyone who gets a node
+	// to dial it receives a proof to test cookie guesses against offline,
+	// so the cookie must be a long random secret, not a word.
 	Cookie string
+	// InsecureShortCookie lets Start accept a Cookie shorter than 16
+	// bytes. For tests only: a short cookie falls to an offline search in
+	// seconds.
+	InsecureShortCookie bool
 	// TLSServer and TLSClient, when set, wrap every link in TLS (both must
-	// be set together).
+	// be set together), and bind node names to certificates: the name a
+	// peer claims in its hello must be a DNS SAN (or the text of a URI
+	// SAN) of its verified certificate, checked on both sides before the
+	// link is up. TLSServer.ClientAuth must then be
+	// tls.RequireAndVerifyClientCert (unless VerifyPeer is set), and
+	// every node needs a certificate usable for both client and server
+	// authentication. When TLSClient.ServerName is empty, each dial
+	// verifies the server's certificate for the node name it wants.
+	// Without TLS, a node name is only a claim: any holder of the cookie
+	// can claim any name.
 	TLSServer *tls.Config
 	TLSClient *tls.Config
+	// VerifyPeer, with TLS, replaces the default name check: it is called
+	// on both sides of every handshake with the node name the peer claims
+	// and the TLS state (after TLS has verified the chain as configured),
+	// before this side proves anything (dialing) or admits the link
+	// (accepting); an error refuses the link. It runs on the handshake's
+	// goroutine, concurrently with other handshakes. Default: nil.
+	VerifyPeer func(node string, state tls.ConnectionState) error
 	// Discovery reports the other nodes. Default: a Static provider over
 	// Seeds.
 	Discovery discovery.Provider
@@ -48,7 +73,9 @@ type Config struct {
 	// HeartbeatMisses: a link that has received nothing for this many
 	// intervals is dead. Default 3.
 	HeartbeatMisses int
-	// HandshakeTimeout bounds a handshake. Default 5s.
+	// HandshakeTimeout bounds a whole handshake, TLS included: from the
+	// accepted connection (or, dialing, from the connection made) to the
+	// link being up. Default 5s.
 	HandshakeTimeout time.Duration
 	// DialTimeout bounds connecting to a peer. Default 5s.
 	DialTimeout time.Duration
@@ -65,20 +92,52 @@ type Config struct {
 	Network Network
 	// Logger; default the system's.
 	Logger *slog.Logger
+
+	// Handshake limits. Until a peer has proved the cookie it costs this
+	// node a goroutine, a socket and a few KiB, and anyone who can reach
+	// the listener can make it pay: these bound how many such handshakes
+	// run at once. A connection over either bound is closed at once,
+	// without a word, and counted (Stats.HandshakesShed). Accept errors
+	// (such as running out of file descriptors) back off from 5 ms,
+	// doubling up to 1 s, reset by the next accepted connection, and are
+	// logged at most once a second with the count of those suppressed.
+
+	// MaxHandshakes bounds the handshakes in progress on this node.
+	// Default 256.
+	MaxHandshakes int
+	// MaxHandshakesPerIP bounds the handshakes in progress from one
+	// remote IP address (nodes behind one address, one host or a NAT,
+	// share it). Default 32.
+	MaxHandshakesPerIP int
+}
+
+// minCookieLen is the shortest cookie Start accepts without
+// InsecureShortCookie.
+const minCookieLen = 16
+
+// NewCookie returns a new random cookie: 256 bits from crypto/rand,
+// base64url-encoded (43 characters). Make one per cluster and give it to
+// every node (an environment variable, a secret store).
+func NewCookie() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand crashes the program instead)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // DefaultConfig returns the defaults (Cookie must still be set).
 func DefaultConfig() Config {
 	return Config{
-		Listen:            "127.0.0.1:0",
-		MaxFrameSize:      64 << 20,
-		HeartbeatInterval: time.Second,
-		HeartbeatMisses:   3,
-		HandshakeTimeout:  5 * time.Second,
-		DialTimeout:       5 * time.Second,
-		LinkBufferBytes:   4 << 20,
-		SendPolicy:        actor.Block,
-		PoolSize:          runtime.GOMAXPROCS(0),
+		Listen:             "127.0.0.1:0",
+		MaxFrameSize:       64 << 20,
+		HeartbeatInterval:  time.Second,
+		HeartbeatMisses:    3,
+		HandshakeTimeout:   5 * time.Second,
+		DialTimeout:        5 * time.Second,
+		LinkBufferBytes:    4 << 20,
+		SendPolicy:         actor.Block,
+		PoolSize:           runtime.GOMAXPROCS(0),
+		MaxHandshakes:      256,
+		MaxHandshakesPerIP: 32,
 	}
 }
 
@@ -108,6 +167,12 @@ func (c Config) withDefaults(sys *actor.System) (Config, error) {
 	if c.PoolSize == 0 {
 		c.PoolSize = d.PoolSize
 	}
+	if c.MaxHandshakes == 0 {
+		c.MaxHandshakes = d.MaxHandshakes
+	}
+	if c.MaxHandshakesPerIP == 0 {
+		c.MaxHandshakesPerIP = d.MaxHandshakesPerIP
+	}
 	if c.Logger == nil {
 		c.Logger = sys.Logger()
 	}
@@ -120,7 +185,9 @@ func (c Config) withDefaults(sys *actor.System) (Config, error) {
 func (c Config) validate() error {
 	switch {
 	case c.Cookie == "":
-		return fmt.Errorf("remote: config: Cookie is empty; every node of a cluster needs the same secret cookie")
+		return fmt.Errorf("remote: config: Cookie is empty; every node of a cluster needs the same secret cookie (remote.NewCookie makes one)")
+	case len(c.Cookie) < minCookieLen && !c.InsecureShortCookie:
+		return fmt.Errorf("remote: config: Cookie is %d bytes, want at least %d: a short cookie can be guessed offline (remote.NewCookie makes one; InsecureShortCookie allows it in tests)", len(c.Cookie), minCookieLen)
 	case c.MaxFrameSize < 1<<10 || c.MaxFrameSize > 1<<30:
 		return fmt.Errorf("remote: config: MaxFrameSize is %d, want 1 KiB to 1 GiB", c.MaxFrameSize)
 	case c.HeartbeatInterval < 0:
@@ -135,6 +202,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("remote: config: PoolSize is %d, want a positive number up to 4096, 0 (GOMAXPROCS) or PoolDisabled (-1)", c.PoolSize)
 	case (c.TLSServer == nil) != (c.TLSClient == nil):
 		return fmt.Errorf("remote: config: TLSServer and TLSClient must be set together")
+	case c.TLSServer != nil && c.VerifyPeer == nil && c.TLSServer.ClientAuth != tls.RequireAndVerifyClientCert:
+		return fmt.Errorf("remote: config: TLSServer.ClientAuth is %v, want tls.RequireAndVerifyClientCert: a peer's node name is checked against its verified certificate (or set VerifyPeer)", c.TLSServer.ClientAuth)
+	case c.VerifyPeer != nil && c.TLSServer == nil:
+		return fmt.Errorf("remote: config: VerifyPeer is set without TLS: names can only be bound to certificates over TLS")
+	case c.MaxHandshakes < 0 || c.MaxHandshakesPerIP < 0:
+		return fmt.Errorf("remote: config: MaxHandshakes %d / MaxHandshakesPerIP %d: want 0 (default) or more", c.MaxHandshakes, c.MaxHandshakesPerIP)
 	case c.SendPolicy != actor.Block && c.SendPolicy != actor.FailFast:
 		return fmt.Errorf("remote: config: SendPolicy is %d, want Block or FailFast", int(c.SendPolicy))
 	}

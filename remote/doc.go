@@ -8,7 +8,7 @@
 //	sys, _ := actor.Start(actor.Config{Name: "orders-1"})
 //	node, err := remote.Start(sys, remote.Config{
 //		Listen: "10.0.0.5:7400",
-//		Cookie: os.Getenv("MAILROOM_COOKIE"),
+//		Cookie: os.Getenv("MAILROOM_COOKIE"), // remote.NewCookie() made it
 //		Seeds:  []string{"billing-1=10.0.0.6:7400"},
 //	})
 //	res, err := sys.Call(ctx, "billing-1", "charge", &pb.Charge{...})
@@ -29,9 +29,26 @@
 // synchronised); cancelling ctx sends a cancel to the incarnation that
 // took the call.
 //
+// # Trust
+//
+// Links are authenticated both ways over the cookie (SPEC.md): the dialer
+// proves first, each proof covers the whole handshake, and nothing a peer
+// says changes this node's state before it has proved the cookie. A node
+// stops itself on a peer's word only when that word is authenticated
+// (its incarnation was declared dead). Handshakes in progress are capped
+// (MaxHandshakes, MaxHandshakesPerIP) and bounded by one
+// HandshakeTimeout. Every handshake failure wraps ErrHandshake.
+//
+// Without TLS, a node name is only a claim: any holder of the cookie can
+// claim any name, and an attacker on the network path can read and
+// change frames after the handshake. With TLS (TLSServer and TLSClient,
+// certificates both ways), a name must be in the peer's certificate, or
+// pass VerifyPeer. docs/SECURITY.md has the threat model.
+//
 // # The caller's duties
 //
-//   - Every node of a cluster needs the same Cookie and a unique name.
+//   - Every node of a cluster needs the same Cookie (at least 16 bytes
+//     of secret: NewCookie makes one) and a unique name.
 //   - Messages and arguments that cross nodes are proto.Message values
 //     whose types both nodes registered (System.RegisterTypes).
 //   - Send and Cast wait on the first contact with a node while its link

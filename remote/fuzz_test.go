@@ -6,6 +6,7 @@ package remote
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"testing"
@@ -117,19 +118,37 @@ func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
 func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
 func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
 
+// handshakeSeeds are protocol v3 handshakes from either side (SPEC.md):
+// what a client sends (hello, proof, refusal) and what a server sends
+// (hello, welcome, refusals with and without a MAC). The MACs are zeros:
+// the fuzzer never knows the cookie.
 func handshakeSeeds() [][]byte {
-	h := hello{Node: "x", Inc: 5, PoolSize: 2, WantNode: "srv", Addr: "127.0.0.1:1"}
-	first := append(append(protoMagic[:], 0, 1), appendHello(nil, &h)...)
+	h := hello{Node: "x", Inc: 5, PoolSize: 2, WantNode: "srv", Addr: "127.0.0.1:1", LinkID: 3}
 	msg := func(b []byte) []byte { return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...) }
-	proof := append([]byte{hsContinue}, make([]byte, macSize)...)
+	mac := make([]byte, macSize)
+	first := clientHello(&h)
+	old := append(append(protoMagic[:], 0, 2), appendHello(nil, &h)...)
+	proof := append([]byte{hsOK}, mac...)
+	srvHello := appendHello([]byte{hsOK}, &hello{Node: "srv", Inc: 1, PoolSize: 4, Addr: "127.0.0.1:2"})
+	dead := refusalMsg(hsRefusedAuth, refuse(codeDeclaredDead, "incarnation 0000000000000005 of x was declared dead"))
 	return [][]byte{
+		// client side
 		msg(first),
+		msg(old),
 		append(msg(first), msg(proof)...),
-		msg(append(appendHello([]byte{hsContinue}, &h), make([]byte, macSize)...)),
-		msg(appendString([]byte{hsRefused}, "no")),
+		append(msg(first), msg(refusalMsg(hsRefused, refuse(codeWrongNode, "no")))...),
+		// server side
+		msg(srvHello),
+		append(msg(srvHello), msg(proof)...),
+		append(msg(srvHello), msg(append(dead, mac...))...),
+		append(msg(srvHello), msg(refusalMsg(hsRefused, refuse(codeBadCookie, "bad cookie")))...),
+		msg(refusalMsg(hsRefused, refuse(codeVersion, "no"))),
 	}
 }
 
+// FuzzHandshake feeds either side of a handshake scripted bytes from a
+// peer that does not know the cookie: the handshake must never succeed,
+// never panic, and never take a refusal as authenticated.
 func FuzzHandshake(f *testing.F) {
 	for _, s := range handshakeSeeds() {
 		f.Add(s, true)
@@ -138,15 +157,26 @@ func FuzzHandshake(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, server bool) {
 		conn := &pipeConn{r: bytes.NewReader(data)}
 		self := hello{Node: "srv", Inc: 1}
+		deadline := time.Now().Add(time.Second)
 		if server {
-			_, err := serverHandshake(conn, []byte("cookie"), self, time.Second, func(*hello) string { return "" }, nil)
+			_, err := serverHandshake(conn, []byte(testCookie), self, deadline, admitAll)
 			if err == nil {
 				t.Fatal("a handshake without the cookie succeeded")
 			}
+			if !errors.Is(err, ErrHandshake) {
+				t.Fatalf("a handshake failure that is not ErrHandshake: %v", err)
+			}
 			return
 		}
-		if _, err := clientHandshake(conn, []byte("cookie"), self, time.Second); err == nil {
+		_, err := clientHandshake(conn, []byte(testCookie), self, deadline, nil)
+		if err == nil {
 			t.Fatal("a server without the cookie was accepted")
+		}
+		if !errors.Is(err, ErrHandshake) {
+			t.Fatalf("a handshake failure that is not ErrHandshake: %v", err)
+		}
+		if r := (*refusal)(nil); errors.As(err, &r) && r.authenticated {
+			t.Fatalf("a refusal from a server without the cookie was taken as authenticated: %v", err)
 		}
 	})
 }

@@ -53,7 +53,7 @@ func TestAPIDOfADeadIncarnationReachesNoActor(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	conn := rawPeer(t, victim, "cookie")
+	conn := rawPeer(t, victim, testCookie)
 	e := rawEnds(victim)
 	stale := actor.PID{Node: pid.Node, Incarnation: pid.Incarnation ^ 0x5a5a, ID: pid.ID}
 	typ, payload, err := marshal(&testpb.Echo{Text: "stale"})
@@ -93,7 +93,7 @@ func TestTruncatedFrameMidStream(t *testing.T) {
 		}
 	}), "counter")
 	require.NoError(t, err)
-	conn := rawPeer(t, victim, "cookie")
+	conn := rawPeer(t, victim, testCookie)
 	e := rawEnds(victim)
 	typ, payload, err := marshal(&testpb.Echo{Text: "x"})
 	require.NoError(t, err)
@@ -124,7 +124,7 @@ func TestWrongCookieRefusalIsLoggedByTheServer(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte("not the cookie"), hello{Node: "intruder", Inc: 3, Addr: "127.0.0.1:1"}, 5*time.Second)
+	_, err = clientHandshake(conn, []byte("not the cookie, but long enough"), hello{Node: "intruder", Inc: 3, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.ErrorContains(t, err, "bad cookie")
 	waitFor(t, "the refusal logged", func() bool {
 		return strings.Contains(logs.String(), "link refused") && strings.Contains(logs.String(), "bad cookie")
@@ -142,7 +142,7 @@ func TestRandomBytesAfterTheHandshake(t *testing.T) {
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 20 {
-		conn := rawPeer(t, victim, "cookie")
+		conn := rawPeer(t, victim, testCookie)
 		junk := make([]byte, 64+rng.IntN(4096))
 		for j := range junk {
 			junk[j] = byte(rng.Uint32())
@@ -165,7 +165,7 @@ func TestRandomBytesAfterTheHandshake(t *testing.T) {
 // executed); a send of one is a dead letter. The link stays up.
 func TestUnregisteredPayloadTypeGetsAnErrorReply(t *testing.T) {
 	sys, victim, _ := startNode(t, "victim", Config{})
-	conn := rawPeer(t, victim, "cookie")
+	conn := rawPeer(t, victim, testCookie)
 	e := rawEnds(victim)
 	before := sys.DeadLetters()
 	_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindSend, ToName: "nobody", Type: "evil.Type", Payload: []byte{1, 2}}))

@@ -22,6 +22,15 @@ import (
 
 // TestMain (goleak, child nodes) is in remote_test.go: one per binary.
 
+// testCookie is the cookie of the package's in-process test nodes.
+const testCookie = "remote-test-cookie-0123456789"
+
+// soon is a handshake deadline for tests.
+func soon() time.Time { return time.Now().Add(5 * time.Second) }
+
+// admitAll admits every client that proved the cookie.
+func admitAll(*hello) *refusal { return nil }
+
 // startNode starts an in-process node with the echo function.
 func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
 	t.Helper()
@@ -33,7 +42,7 @@ func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *lo
 		return &testpb.Echo{Text: "echo " + arg.(*testpb.Echo).Text}, nil
 	}))
 	if cfg.Cookie == "" {
-		cfg.Cookie = "cookie"
+		cfg.Cookie = testCookie
 	}
 	n, err := Start(sys, cfg)
 	require.NoError(t, err)
@@ -52,7 +61,7 @@ func rawPeer(t *testing.T, n *Node, cookie string) net.Conn {
 	conn, err := net.Dial("tcp", n.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = clientHandshake(conn, []byte(cookie), hello{Node: "raw", Inc: 77, Addr: "127.0.0.1:1"}, 5*time.Second)
+	_, err = clientHandshake(conn, []byte(cookie), hello{Node: "raw", Inc: 77, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.NoError(t, err)
 	return conn
 }
@@ -105,7 +114,7 @@ func TestHostileInputClosesOnlyThatLink(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			conn := rawPeer(t, victim, "cookie")
+			conn := rawPeer(t, victim, testCookie)
 			_, err := conn.Write(c.bytes)
 			require.NoError(t, err)
 			assertClosedByPeer(t, conn)
@@ -136,7 +145,7 @@ func TestRandomBytesAndReplayedHandshakeAreRefused(t *testing.T) {
 	c1, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer c1.Close()
-	_, err = clientHandshake(&recConn{Conn: c1, rec: rec}, []byte("cookie"), hello{Node: "spy", Inc: 5, Addr: "127.0.0.1:1"}, 5*time.Second)
+	_, err = clientHandshake(&recConn{Conn: c1, rec: rec}, []byte(testCookie), hello{Node: "spy", Inc: 5, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.NoError(t, err)
 	c2, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
@@ -157,13 +166,27 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	defer conn.Close()
 	h := hello{Node: "old", Inc: 1}
 	msg := append(append(protoMagic[:], 0, 99), appendHello(nil, &h)...)
-	require.NoError(t, writeMsg(conn, msg))
-	reply, err := readMsg(conn)
+	require.NoError(t, writeMsg(conn, nil, msg))
+	reply, err := readMsg(conn, nil)
 	require.NoError(t, err)
 	d := dec{b: reply}
 	require.Equal(t, hsRefused, d.u8("status"))
-	require.Equal(t, "protocol version 99 not supported; this node speaks 2", d.str("reason"))
+	r := readRefusal(&d)
+	require.Equal(t, codeVersion, r.code)
+	require.Equal(t, "protocol version 99 not supported; this node speaks 3", r.reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
+
+	// A version 2 node reads a refusal as status ‖ reason: it gets one.
+	old, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer old.Close()
+	require.NoError(t, writeMsg(old, nil, append(append(protoMagic[:], 0, 2), appendHello(nil, &h)...)))
+	reply, err = readMsg(old, nil)
+	require.NoError(t, err)
+	d = dec{b: reply}
+	require.Equal(t, hsRefused, d.u8("status"))
+	require.Equal(t, "protocol version 2 not supported; this node speaks 3", d.str("reason"))
+	require.Empty(t, d.b)
 }
 
 func TestMissedHeartbeatsKillTheLink(t *testing.T) {
@@ -179,7 +202,7 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_, err = serverHandshake(c, []byte("cookie"), hello{Node: "frozen", Inc: 9}, 5*time.Second, func(*hello) string { return "" }, nil)
+		_, err = serverHandshake(c, []byte(testCookie), hello{Node: "frozen", Inc: 9}, soon(), admitAll)
 		if err == nil {
 			accepted <- c
 		}
@@ -197,9 +220,9 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 }
 
 func TestTLSLinks(t *testing.T) {
-	srvTLS, cliTLS := testTLS(t)
-	_, a, _ := startNode(t, "a", Config{TLSServer: srvTLS, TLSClient: cliTLS})
-	b, bn, _ := startNode(t, "b", Config{TLSServer: srvTLS, TLSClient: cliTLS})
+	ca := newTestCA(t)
+	_, a, _ := startNode(t, "a", ca.tlsConfig(t, "a"))
+	b, bn, _ := startNode(t, "b", ca.tlsConfig(t, "b"))
 	require.NoError(t, bn.Connect(context.Background(), "a", a.Addr()))
 	healthy(t, b, "a")
 	// A plain-TCP peer cannot talk to a TLS node.
@@ -286,7 +309,7 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
-		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "stuck", Inc: 4}, 5*time.Second, func(*hello) string { return "" }, nil); err == nil {
+		if _, err := serverHandshake(c, []byte(testCookie), hello{Node: "stuck", Inc: 4}, soon(), admitAll); err == nil {
 			accepted <- c
 		}
 	}()
@@ -376,7 +399,7 @@ func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
 // silence, not a busy reader: liveness must close the link.
 func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
 	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3, LinkBufferBytes: 4096})
-	conn := rawPeer(t, victim, "cookie")
+	conn := rawPeer(t, victim, testCookie)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(KindPing)}, 64<<10)
 	// Write until the node stops taking pings (its reader is blocked on a

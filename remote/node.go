@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +44,10 @@ type Node struct {
 	linkIDs     atomic.Uint64 // ids of the links this node dials
 	deadOnce    atomic.Bool   // selfDead ran
 	stats       nodeStats
+	gate        *handshakeGate // handshakes in progress (accept.go)
+	acceptLog   logLimiter     // accept errors
+	shedLog     logLimiter     // connections over a handshake cap
+	refusedLog  logLimiter     // failed inbound handshakes
 	hooks       atomic.Pointer[[]Hooks]
 	running     sync.WaitGroup // inbound calls executing here
 	runningByFn sync.Map       // function name -> *atomic.Int64
@@ -57,8 +60,12 @@ type Node struct {
 
 // slot is what this node knows about one node name.
 type slot struct {
-	name    string
-	addr    string
+	name string
+	addr string
+	// addrInc is the incarnation addr was learned for (from its hello or
+	// discovery); 0 when it was configured (a seed, Connect) and holds for
+	// any incarnation. A hello of another incarnation replaces it.
+	addrInc uint64
 	member  discovery.Member
 	cur     *peer                // the live incarnation, nil if none known
 	dialing *dialAttempt         // non-nil while a dial runs
@@ -90,7 +97,11 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		inbound: make(map[*link]struct{}),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
+		gate:    newHandshakeGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerIP),
 	}
+	n.acceptLog = logLimiter{every: time.Second, burst: 1}
+	n.shedLog = logLimiter{every: time.Second, burst: 1}
+	n.refusedLog = logLimiter{every: time.Second, burst: 20}
 	n.routes.Store(&map[string]*Pool{})
 	ln, err := cfg.Network.Listen(cfg.Listen)
 	if err != nil {
@@ -157,17 +168,16 @@ func (n *Node) slotLocked(name string) *slot {
 	return s
 }
 
-// checkDeclaredDead stops this node when a peer refused it because its
-// incarnation was declared dead (it was frozen past its TTL, or cut off):
-// the cluster has already failed everything pinned to it, so it must not
-// come back as the same incarnation. A restart is a new incarnation.
-func (n *Node) checkDeclaredDead(err error) {
+// onRefused stops this node when a peer refused it, with an
+// authenticated refusal, because its incarnation was declared dead (it was
+// frozen past its TTL, or cut off): the cluster has already failed
+// everything pinned to it, so it must not come back as the same
+// incarnation. A restart is a new incarnation. A refusal the peer did not
+// prove the cookie over changes nothing: anyone at an address this node
+// dials could forge it.
+func (n *Node) onRefused(err error) {
 	var r *refusal
-	if !errors.As(err, &r) || !r.byPeer {
-		return
-	}
-	mine := fmt.Sprintf("incarnation %016x of %s was declared dead", n.sys.Incarnation(), n.sys.Name())
-	if strings.Contains(r.reason, mine) {
+	if errors.As(err, &r) && r.byPeer && r.authenticated && r.code == codeDeclaredDead {
 		n.selfDead("a peer refused it: " + r.reason)
 	}
 }
@@ -204,7 +214,7 @@ func (n *Node) onMember(ev discovery.Event) {
 			break
 		}
 		if m.Addr != "" {
-			s.addr = m.Addr
+			s.addr, s.addrInc = m.Addr, m.Incarnation
 		}
 		s.member = m
 		if s.cur != nil && m.Incarnation != 0 && s.cur.inc != m.Incarnation {
@@ -230,127 +240,80 @@ func (n *Node) onMember(ev discovery.Event) {
 	})
 }
 
-func (n *Node) acceptLoop() {
-	defer n.wg.Done()
-	for {
-		conn, err := n.ln.Accept()
-		if err != nil {
-			select {
-			case <-n.stop:
-				return
-			default:
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			n.log.Warn("accept failed", "err", err)
-			continue
-		}
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.accept(conn)
-		}()
-	}
-}
-
-// accept authenticates an inbound connection and attaches it.
-func (n *Node) accept(conn net.Conn) {
-	if n.cfg.TLSServer != nil {
-		tc := tls.Server(conn, n.cfg.TLSServer)
-		_ = tc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
-		if err := tc.Handshake(); err != nil {
-			n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "reason", "tls: "+err.Error())
-			conn.Close()
-			return
-		}
-		conn = tc
-	}
-	self := n.helloFor(roleNative, 0, "", 0)
-	var l *link
-	var old *peer
-	// The link is registered before the welcome is sent: a node that has
-	// begun closing refuses, so a client never sends on a link this node
-	// will not read.
-	admit := func(cli *hello) string {
-		var err error
-		if l, old, err = n.register(conn, *cli, false, 0); err != nil {
-			return err.Error()
-		}
-		return ""
-	}
-	cli, err := serverHandshake(conn, n.cookie, self, n.cfg.HandshakeTimeout, n.checkClient, admit)
-	if err != nil {
-		n.stats.handshakeFailures.Add(1)
-		n.log.Warn("link refused", "remote", conn.RemoteAddr().String(), "peer", cli.Node, "reason", err)
-		if l != nil {
-			l.close(err) // registered, but the welcome could not be sent
-			l.peer.forgetDialed(l)
-		}
-		conn.Close()
-		return
-	}
-	n.activate(l, old)
-}
-
-// checkClient refuses a client hello for a reason, or returns "".
-func (n *Node) checkClient(h *hello) string {
+// checkClient refuses a client hello that proved the cookie, or returns
+// nil. (register refuses what needs the node lock.)
+func (n *Node) checkClient(h *hello) *refusal {
 	me, inc := n.sys.Name(), n.sys.Incarnation()
 	n.mu.Lock()
 	closing := n.closing
-	var dead bool
-	if s := n.slots[h.Node]; s != nil {
-		_, dead = s.tomb[h.Inc]
-	}
 	n.mu.Unlock()
 	switch {
 	case closing:
-		return "node " + me + " is shutting down"
+		return refuse(codeStopping, "node %s is shutting down", me)
 	case h.Node == me:
-		return fmt.Sprintf("name clash: this node is already %q", me)
+		return refuse(codeNameClash, "name clash: this node is already %q", me)
 	case h.Node == "":
-		return "empty node name"
+		return refuse(codeMalformed, "empty node name")
 	case h.WantNode != "" && h.WantNode != me:
-		return fmt.Sprintf("wrong node: this is %q, not %q", me, h.WantNode)
+		return refuse(codeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
 	case h.WantInc != 0 && h.WantInc != inc:
-		return fmt.Sprintf("stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
-	case dead:
-		return fmt.Sprintf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+		return refuse(codeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
 	case h.Role == rolePool && n.cfg.PoolSize == PoolDisabled:
-		return "receiver pool disabled on " + me
+		return refuse(codeNoPool, "receiver pool disabled on %s", me)
 	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolSize():
-		return fmt.Sprintf("worker %d out of range: pool size is %d", h.Worker, n.cfg.poolSize())
+		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolSize())
 	case h.Role != roleNative && h.Role != rolePool:
-		return fmt.Sprintf("unknown link role %d", h.Role)
+		return refuse(codeBadRole, "unknown link role %d", h.Role)
 	}
-	return ""
+	return nil
 }
 
-// dial connects to addr as role and authenticates.
+// dial connects to addr as role and authenticates: DialTimeout bounds
+// the connection, then one HandshakeTimeout deadline bounds TLS and the
+// hello exchange; ctx ends either. Every failure after the connection
+// wraps ErrHandshake. An authenticated refusal saying this incarnation
+// was declared dead stops the node (onRefused).
 func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello, error) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
-	defer cancel()
 	conn, err := n.cfg.Network.Dial(dctx, addr)
+	cancel()
 	if err != nil {
 		return nil, hello{}, err
 	}
-	if n.cfg.TLSClient != nil {
-		tc := tls.Client(conn, n.cfg.TLSClient)
-		_ = tc.SetDeadline(time.Now().Add(n.cfg.HandshakeTimeout))
-		if err := tc.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return nil, hello{}, fmt.Errorf("tls: %w", err)
-		}
-		_ = tc.SetDeadline(time.Time{})
-		conn = tc
+	// The handshake reads and writes with deadlines; ctx ending closes
+	// the connection under it.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	srv, conn, err := n.dialHandshake(conn, h)
+	if !stop() && err == nil {
+		err = fmt.Errorf("%w: %w", ErrHandshake, ctx.Err())
 	}
-	srv, err := clientHandshake(conn, n.cookie, h, n.cfg.HandshakeTimeout)
 	if err != nil {
 		n.stats.handshakeFailures.Add(1)
 		conn.Close()
+		n.onRefused(err)
 		return nil, hello{}, err
 	}
 	return conn, srv, nil
+}
+
+// dialHandshake runs TLS (when configured) and the client handshake on
+// conn under one deadline. It returns the connection to use (TLS-wrapped).
+func (n *Node) dialHandshake(conn net.Conn, h hello) (hello, net.Conn, error) {
+	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
+	_ = conn.SetDeadline(deadline)
+	var state *tls.ConnectionState
+	if n.cfg.TLSClient != nil {
+		tc := tls.Client(conn, n.tlsClientConfig(h.WantNode))
+		if err := tc.Handshake(); err != nil {
+			return hello{}, conn, fmt.Errorf("%w: tls: %w", ErrHandshake, err)
+		}
+		st := tc.ConnectionState()
+		state = &st
+		conn = tc
+	}
+	verify := func(srv *hello) *refusal { return n.verifyIdentity(srv.Node, state) }
+	srv, err := clientHandshake(conn, n.cookie, h, deadline, verify)
+	return srv, conn, err
 }
 
 // connect returns the live native outbound link to node, dialing it when
@@ -397,7 +360,7 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 			n.mu.Unlock()
 			err := n.dialNative(ctx, node, addr)
 			if err != nil {
-				err = fmt.Errorf("%w: dial %s at %s: %v", actor.ErrUnreachable, node, addr, err)
+				err = fmt.Errorf("%w: dial %s at %s: %w", actor.ErrUnreachable, node, addr, err)
 			}
 			n.mu.Lock()
 			s.dialing = nil
@@ -428,21 +391,23 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
 		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
-		n.checkDeclaredDead(err)
 		return err
 	}
-	_, err = n.attach(conn, srv, true, h.LinkID)
+	if _, err = n.attach(conn, srv, true, h.LinkID); err != nil {
+		conn.Close()
+		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
+	}
 	return err
 }
 
 // attach binds an authenticated connection to the peer incarnation it
 // reached, replacing an older incarnation of the same name. h is the
 // other side's hello; the link's role is the client's (ours when
-// outbound).
+// outbound). A failure wraps ErrHandshake: the link never came up.
 func (n *Node) attach(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, error) {
 	l, old, err := n.register(conn, h, outbound, dialID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
 	n.activate(l, old)
 	return l, nil
@@ -451,6 +416,16 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool, dialID uint64) (*li
 // register binds conn to its peer incarnation under the node lock, so a
 // node that has begun closing admits no link: it refuses instead (before
 // the welcome, for inbound links). The link does not run until activate.
+// h has proved the cookie. An older incarnation of the same name is
+// replaced only on evidence that it is gone: its links have all closed
+// (or gone silent, and liveness closed them), it said goodbye, or
+// discovery reported it down or replaced. While it still has live links,
+// a hello claiming a newer one is refused as retryable
+// (codeStillConnected): the claim alone is no evidence, since any cookie
+// holder can make it (with TLS, only a holder of a certificate for that
+// name). A restarted node is admitted as soon as its old links close: at
+// once after a crash or SIGKILL (the kernel resets them), within the
+// heartbeat window if its host vanished.
 func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, *peer, error) {
 	role, worker := h.Role, h.Worker
 	if outbound {
@@ -459,29 +434,35 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: node %s is shutting down", actor.ErrStopped, n.sys.Name())
+		return nil, nil, fmt.Errorf("%w: %w", actor.ErrStopped, refuse(codeStopping, "node %s is shutting down", n.sys.Name()))
 	}
 	s := n.slotLocked(h.Node)
 	if _, dead := s.tomb[h.Inc]; dead {
 		n.mu.Unlock()
-		return nil, nil, fmt.Errorf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
+		return nil, nil, refuse(codeDeclaredDead, "incarnation %016x of %s was declared dead", h.Inc, h.Node)
 	}
 	if role == rolePool && outbound && (s.cur == nil || s.cur.inc != h.Inc) {
 		n.mu.Unlock()
 		return nil, nil, fmt.Errorf("pool link reached incarnation %016x of %s, which is not current", h.Inc, h.Node)
 	}
-	if h.Addr != "" && s.addr == "" {
-		s.addr = h.Addr // a peer that only dialed us can be dialed back
-	}
 	var old *peer
 	p := s.cur
 	if p == nil || p.inc != h.Inc {
+		if p != nil && p.stillConnected() {
+			n.mu.Unlock()
+			return nil, nil, refuse(codeStillConnected, "incarnation %016x of %s still has live links; incarnation %016x is admitted once they close or go silent (retry)", p.inc, h.Node, h.Inc)
+		}
 		old = p
 		if old != nil {
 			s.tomb[old.inc] = time.Now()
 		}
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p
+	}
+	// A peer that only dialed us can be dialed back; an address learned
+	// for another incarnation is stale (it restarted elsewhere).
+	if h.Addr != "" && (s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc)) {
+		s.addr, s.addrInc = h.Addr, h.Inc
 	}
 	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc, in: new(interner)}
 	l := newLink(n, conn, role, outbound, e, p)
@@ -534,7 +515,8 @@ type roleConn struct {
 func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	if addr != "" {
 		n.mu.Lock()
-		n.slotLocked(node).addr = addr
+		s := n.slotLocked(node)
+		s.addr, s.addrInc = addr, 0
 		n.mu.Unlock()
 	}
 	_, _, err := n.connect(ctx, node)

@@ -46,6 +46,22 @@ func (p *peer) isGone() bool {
 	return p.gone
 }
 
+// stillConnected reports whether p may still be alive: it is not gone,
+// has not said goodbye, and has a link that has not closed.
+func (p *peer) stillConnected() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gone || p.leaving {
+		return false
+	}
+	for l := range p.links {
+		if !l.isClosed() {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *peer) setAnnounce(draining bool, meta map[string]string) {
 	p.mu.Lock()
 	p.drain, p.meta = draining, meta

@@ -46,7 +46,7 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 	h := n.helloFor(rolePool, uint32(worker), node, inc)
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
-		return nil, fmt.Errorf("%w: pool link %d to %s: %v", actor.ErrUnreachable, worker, node, err)
+		return nil, fmt.Errorf("%w: pool link %d to %s: %w", actor.ErrUnreachable, worker, node, err)
 	}
 	l, err := n.attach(&roleConn{Conn: conn, role: rolePool, worker: uint32(worker)}, srv, true, h.LinkID)
 	if err != nil {

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -306,6 +307,39 @@ func TestStalePIDOfRestartedNode(t *testing.T) {
 	require.Equal(t, "actor new", v.(*testpb.Echo).Text)
 }
 
+// TestAKilledNodeThatComesBackIsAdmittedAtOnce: b dials a, is killed
+// (SIGKILL) and restarts under the same name. An incarnation with live
+// links is not replaced on a hello's word, but a killed one's links are
+// reset by the kernel: the new incarnation's first dial is admitted, with
+// no wait for liveness.
+func TestAKilledNodeThatComesBackIsAdmittedAtOnce(t *testing.T) {
+	sys, n := testnode.Local(t, testnode.Options{Name: "a"})
+	dialA := func(b *testnode.Child) (*testpb.Echo, error) {
+		require.NoError(t, n.Connect(ctxT(t, 10*time.Second), "b", b.Addr))
+		v, err := sys.Call(ctxT(t, 10*time.Second), "b", "call_node", &testpb.Echo{Text: "a echo", N: 1})
+		if err != nil {
+			return nil, err
+		}
+		return v.(*testpb.Echo), nil
+	}
+	seeds := []string{"a=" + n.Addr()}
+	b1 := testnode.Start(t, testnode.Options{Name: "b", Seeds: seeds})
+	res, err := dialA(b1)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.N, "b1 called a: %s", res.Text)
+	b1.Kill()
+
+	b2 := testnode.Start(t, testnode.Options{Name: "b", Seeds: seeds})
+	start := time.Now()
+	res, err = dialA(b2)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), res.N, "b2's first dial to a was admitted: %s", res.Text)
+	t.Logf("the restarted node linked both ways in %v", time.Since(start).Round(time.Millisecond))
+	info, ok := n.Peer("b")
+	require.True(t, ok)
+	require.Equal(t, b2.Incarnation, info.Incarnation)
+}
+
 func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 	sys, n, b := pair(t)
 	const calls = 200
@@ -336,7 +370,7 @@ func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 
 func TestWrongCookieIsRefusedAndOthersKeepWorking(t *testing.T) {
 	sys, n, _ := pair(t)
-	bad, badNode := testnode.Local(t, testnode.Options{Name: "intruder", Cookie: "wrong"})
+	bad, badNode := testnode.Local(t, testnode.Options{Name: "intruder", Cookie: "a-wrong-cookie-0123456789"})
 	err := badNode.Connect(ctxT(t, 5*time.Second), "a", n.Addr())
 	require.ErrorIs(t, err, actor.ErrUnreachable)
 	require.Contains(t, err.Error(), "bad cookie")
@@ -353,12 +387,37 @@ func TestConfigValidation(t *testing.T) {
 	defer sys.Stop(context.Background())
 	_, err = remote.Start(sys, remote.Config{})
 	require.ErrorContains(t, err, "Cookie is empty")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", PoolSize: -5})
+	cookie := remote.NewCookie()
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, PoolSize: -5})
 	require.ErrorContains(t, err, "PoolSize is -5")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", MaxFrameSize: 10})
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxFrameSize: 10})
 	require.ErrorContains(t, err, "MaxFrameSize is 10")
-	_, err = remote.Start(sys, remote.Config{Cookie: "c", Seeds: []string{"bad"}})
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, Seeds: []string{"bad"}})
 	require.ErrorContains(t, err, `seed "bad"`)
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxHandshakes: -1})
+	require.ErrorContains(t, err, "MaxHandshakes -1")
+
+	// A short cookie is refused unless a test says it knows better.
+	_, err = remote.Start(sys, remote.Config{Cookie: "hunter2"})
+	require.ErrorContains(t, err, "Cookie is 7 bytes, want at least 16")
+	short, err := actor.Start(actor.Config{Name: "short", Logger: actor.DiscardLogger()})
+	require.NoError(t, err)
+	defer short.Stop(context.Background())
+	_, err = remote.Start(short, remote.Config{Cookie: "hunter2", InsecureShortCookie: true})
+	require.NoError(t, err)
+
+	// TLS binds names to certificates: the server must verify client
+	// certificates, and VerifyPeer needs TLS.
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, TLSServer: &tls.Config{}, TLSClient: &tls.Config{}})
+	require.ErrorContains(t, err, "TLSServer.ClientAuth")
+	_, err = remote.Start(sys, remote.Config{Cookie: cookie, VerifyPeer: func(string, tls.ConnectionState) error { return nil }})
+	require.ErrorContains(t, err, "VerifyPeer is set without TLS")
+}
+
+func TestNewCookie(t *testing.T) {
+	a, b := remote.NewCookie(), remote.NewCookie()
+	require.Len(t, a, 43, "256 bits, base64url")
+	require.NotEqual(t, a, b)
 }
 
 // eventually polls cond until it holds (internal/testutil).

@@ -25,6 +25,11 @@ type Stats struct {
 	Links             int    // live links
 	Peers             int    // known live peer incarnations
 	Pending           int    // calls and requests waiting for a reply
+
+	// Handshakes and the accept loop (accept.go).
+	Handshaking    int    // inbound handshakes in progress now (at most MaxHandshakes)
+	HandshakesShed uint64 // connections closed at once over MaxHandshakes or MaxHandshakesPerIP
+	AcceptErrors   uint64 // failed accepts (each one backs off)
 }
 
 type nodeStats struct {
@@ -34,6 +39,7 @@ type nodeStats struct {
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
 	bytesOut, bytesIn, droppedUnsent             atomic.Uint64
+	handshakesShed, acceptErrors                 atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -54,6 +60,9 @@ func (n *Node) Stats() Stats {
 		DroppedUnsent:     n.stats.droppedUnsent.Load(),
 		BytesOut:          n.stats.bytesOut.Load(),
 		BytesIn:           n.stats.bytesIn.Load(),
+		Handshaking:       n.gate.inProgress(),
+		HandshakesShed:    n.stats.handshakesShed.Load(),
+		AcceptErrors:      n.stats.acceptErrors.Load(),
 	}
 	for _, p := range n.livePeers() {
 		s.Peers++

@@ -37,7 +37,7 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(32 << 10)
-		if _, err := serverHandshake(c, []byte("cookie"), hello{Node: "peer", Inc: 4}, 5*time.Second, func(*hello) string { return "" }, nil); err == nil {
+		if _, err := serverHandshake(c, []byte(testCookie), hello{Node: "peer", Inc: 4}, soon(), admitAll); err == nil {
 			accepted <- c
 		}
 	}()

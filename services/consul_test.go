@@ -35,7 +35,7 @@ func consulNode(t *testing.T, addr, cs, name string) (*actor.System, *remote.Nod
 		Logger: actor.DiscardLogger(),
 	})
 	require.NoError(t, err)
-	n, err := remote.Start(sys, remote.Config{Cookie: "test-cookie", Discovery: disc})
+	n, err := remote.Start(sys, remote.Config{Cookie: "services-test-cookie-0123", Discovery: disc})
 	require.NoError(t, err)
 	svc, err := Start(n, Config{})
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ func node(name string) (*actor.System, *services.Services) {
 	if err != nil {
 		panic(err)
 	}
-	n, err := remote.Start(sys, remote.Config{Cookie: "example"})
+	n, err := remote.Start(sys, remote.Config{Cookie: "services-example-cookie"})
 	if err != nil {
 		panic(err)
 	}

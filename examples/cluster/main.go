@@ -22,7 +22,7 @@ import (
 
 const (
 	service = "mailroom-cluster-demo"
-	cookie  = "cluster-demo"
+	cookie  = "cluster-demo-cookie"
 	ttl     = 2 * time.Second
 )
 

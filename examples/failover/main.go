@@ -19,7 +19,7 @@ import (
 
 const (
 	calls  = 1000
-	cookie = "failover-demo"
+	cookie = "failover-demo-cookie"
 )
 
 func main() {

@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const cookie = "patterns-demo"
+const cookie = "patterns-demo-cookie"
 
 func main() {
 	if name := os.Getenv("PATTERNS_CHILD"); name != "" {

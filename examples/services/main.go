@@ -19,7 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const cookie = "services-demo"
+const cookie = "services-demo-cookie"
 
 func main() {
 	if spec := os.Getenv("SERVICES_CHILD"); spec != "" {

@@ -20,6 +20,9 @@ import (
 	"github.com/mailroom-go/mailroom/remote"
 )
 
+// DefaultCookie is the cookie of test nodes whose Options name none.
+const DefaultCookie = "mailroom-test-cookie-0123456789"
+
 // Child is a node running in another process.
 type Child struct {
 	Name        string
@@ -71,7 +74,7 @@ func Start(t testing.TB, o Options) *Child {
 // StartProcess runs a child node without a testing.TB (examples, chaos).
 func StartProcess(o Options) (*Child, error) {
 	if o.Cookie == "" {
-		o.Cookie = "test-cookie"
+		o.Cookie = DefaultCookie
 	}
 	raw, err := json.Marshal(o)
 	if err != nil {
@@ -167,7 +170,7 @@ func (c *Child) Stderr() string { return c.stderr.String() }
 func Local(t testing.TB, o Options) (*actor.System, *remote.Node) {
 	t.Helper()
 	if o.Cookie == "" {
-		o.Cookie = "test-cookie"
+		o.Cookie = DefaultCookie
 	}
 	sys, err := actor.Start(actor.Config{Name: o.Name, Logger: testLogger(t, o.LogLevel)})
 	if err != nil {

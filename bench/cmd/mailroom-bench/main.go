@@ -93,9 +93,7 @@ func rerender(path, outDir, readme string) error {
 	if err != nil {
 		return err
 	}
-	res.Points = report.Medians(res.Rounds)
-	res.Targets = report.ComputeTargets(res.Points, res.RawTCPMsgsPerS)
-	res.Notes = report.Notes()
+	report.Finish(res)
 	files, err := report.WriteAll(res, outDir)
 	if err != nil {
 		return err

@@ -30,22 +30,41 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes; run without -short")
 	}
-	set := spec.Set{Name: "e2e", Rounds: 1, RawFrames: 20000}
+	set := spec.Set{Name: "e2e", Rounds: 1, RawFrames: 20000, RawRTTs: 300}
+	actors := func(op, path, payload string, writers, m, warmup int, pace time.Duration) spec.Spec {
+		return spec.Spec{Op: op, Path: path, Payload: payload, Writers: writers, WriterKind: spec.KindActor, Receivers: spec.ReceiversPerWriter,
+			Pace: pace, PerWriter: m, Warmup: warmup}
+	}
+	goroutines := func(op, path, payload string, writers int, receivers string, m, warmup int) spec.Spec {
+		return spec.Spec{Op: op, Path: path, Payload: payload, Writers: writers, WriterKind: spec.KindGoroutine, Receivers: receivers,
+			PerWriter: m, Warmup: warmup}
+	}
 	for _, path := range spec.Paths {
 		set.Points = append(set.Points,
-			spec.Spec{Op: spec.OpSend, Path: path, Payload: "data", Writers: 20, PerWriter: 50, Warmup: 2},
-			spec.Spec{Op: spec.OpCast, Path: path, Payload: "tiny", Writers: 20, PerWriter: 20, Warmup: 2},
-			spec.Spec{Op: spec.OpCall, Path: path, Payload: "1KiB", Writers: 20, Pace: 20 * time.Millisecond, PerWriter: 5, Warmup: 1},
+			actors(spec.OpSend, path, "data", 20, 50, 2, 0),
+			actors(spec.OpCast, path, "tiny", 20, 20, 2, 0),
+			actors(spec.OpCall, path, "1KiB", 20, 5, 1, 20*time.Millisecond),
+			actors(spec.OpSend, path, "data-vt", 20, 50, 2, 0),
+			goroutines(spec.OpSend, path, "bytes", 20, spec.ReceiversOne, 100, 2),
+			goroutines(spec.OpSend, path, "bytes", 20, spec.ReceiversPerWriter, 50, 2),
+			goroutines(spec.OpCall, path, "data", 20, spec.ReceiversPerWriter, 20, 2),
+			goroutines(spec.OpCall, path, "bytes", 1, spec.ReceiversPerWriter, 200, 20),
 		)
 	}
+	set.Points = append(set.Points,
+		goroutines(spec.OpSend, spec.PathLean, "bytes", 20, spec.ReceiversOne, 100, 2),
+		goroutines(spec.OpSend, spec.PathLean, "data", 20, spec.ReceiversOne, 100, 2))
 	var progress testWriter
 	progress.t = t
 	res, err := harness.Run(set, harness.Options{Out: progress, LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RawTCPMsgsPerS <= 0 {
-		t.Errorf("raw tcp: %v", res.RawTCPMsgsPerS)
+	if res.RawTCPMsgsPerS <= 0 || res.RawTCPRTTP50Ms <= 0 {
+		t.Errorf("raw tcp: %v frames/s, round trip p50 %v ms", res.RawTCPMsgsPerS, res.RawTCPRTTP50Ms)
+	}
+	if res.DecodeAllocs["bytes"] <= 0 || res.DecodeAllocs["data-vt"] <= 0 {
+		t.Errorf("decode allocations %v", res.DecodeAllocs)
 	}
 	if len(res.Points) != len(set.Points) {
 		t.Fatalf("%d points, want %d", len(res.Points), len(set.Points))
@@ -63,8 +82,19 @@ func TestEndToEnd(t *testing.T) {
 		if p.Op == spec.OpCall && p.LatP50Ms <= 0 {
 			t.Errorf("%s call without latency", p.Path)
 		}
+		if p.SenderAllocsPerMsg <= 0 || p.ReceiverAllocsPerMsg <= 0 {
+			t.Errorf("%s %s %s %s: allocations %v / %v", p.Op, p.Path, p.Payload, p.WriterKind, p.SenderAllocsPerMsg, p.ReceiverAllocsPerMsg)
+		}
 		if p.PaceMs > 0 && p.ElapsedS < 0.08 {
 			t.Errorf("%s paced call finished in %.3fs, faster than its pace allows", p.Path, p.ElapsedS)
+		}
+	}
+	// The targets read 1,000 writers (none here) but for the single
+	// caller's round trip against the ping-pong: that one is computed, the
+	// others say what they lack.
+	for _, tg := range res.Targets {
+		if (tg.Missing == "") != (tg.ID == "one-caller-p50-pooled-over-raw-tcp") || (tg.Missing == "" && tg.Measured <= 0) {
+			t.Errorf("target %s: %+v", tg.ID, tg)
 		}
 	}
 	if _, err := report.WriteAll(res, t.TempDir()); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mailroom-go/mailroom/bench/internal/ctl"
+	"github.com/mailroom-go/mailroom/bench/internal/lean"
 	"github.com/mailroom-go/mailroom/bench/internal/mrnode"
 	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
 	"github.com/mailroom-go/mailroom/bench/internal/panode"
@@ -36,15 +37,24 @@ func runRole() (bool, error) {
 		return true, node(panode.RunReceiver)
 	case nodeapi.RoleProtoactorSender:
 		return true, node(panode.RunSender)
-	case nodeapi.RoleRawReceiver, nodeapi.RoleRawSender:
+	case nodeapi.RoleLeanReceiver:
+		return true, node(lean.RunReceiver)
+	case nodeapi.RoleLeanSender:
+		return true, node(lean.RunSender)
+	case nodeapi.RoleRawReceiver, nodeapi.RoleRawSender, nodeapi.RoleRawEcho, nodeapi.RoleRawPing:
 		var cfg nodeapi.RawConfig
 		if err := json.Unmarshal(raw, &cfg); err != nil {
 			return true, fmt.Errorf("%s: bad config: %w", role, err)
 		}
-		if role == nodeapi.RoleRawReceiver {
+		switch role {
+		case nodeapi.RoleRawReceiver:
 			return true, rawtcp.RunReceiver(cfg)
+		case nodeapi.RoleRawSender:
+			return true, rawtcp.RunSender(cfg)
+		case nodeapi.RoleRawEcho:
+			return true, rawtcp.RunEcho(cfg)
 		}
-		return true, rawtcp.RunSender(cfg)
+		return true, rawtcp.RunPing(cfg)
 	}
 	return true, fmt.Errorf("unknown role %q", role)
 }

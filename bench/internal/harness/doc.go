@@ -18,5 +18,12 @@
 //   - wire bytes: wchar of both processes over the measured phase (every
 //     write call: data, acknowledgements, heartbeats, and a few hundred
 //     bytes of control-pipe answers);
-//   - memory: VmHWM of each process (its peak over the whole point).
+//   - memory: VmHWM of each process (its peak over the whole point);
+//   - allocations: each node's runtime.MemStats.Mallocs right after the
+//     warm-up and right after the phase, per operation.
+//
+// The raw TCP references run first (throughput) and right before each
+// round of the single caller (the ping-pong it is compared with); the
+// decoded message's own allocations of every payload are measured in
+// this process.
 package harness

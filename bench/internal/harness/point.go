@@ -18,8 +18,11 @@ const (
 )
 
 func roles(path string) (receiver, sender string) {
-	if path == spec.PathProtoactor {
+	switch path {
+	case spec.PathProtoactor:
 		return nodeapi.RoleProtoactorReceiver, nodeapi.RoleProtoactorSender
+	case spec.PathLean:
+		return nodeapi.RoleLeanReceiver, nodeapi.RoleLeanSender
 	}
 	return nodeapi.RoleMailroomReceiver, nodeapi.RoleMailroomSender
 }
@@ -84,11 +87,11 @@ func (p *pair) waitConnected(timeout time.Duration) error {
 // runPoint runs one point in fresh processes.
 func (h *Harness) runPoint(s spec.Spec, round int) (pt report.Point, err error) {
 	pt = report.Point{
-		Op: s.Op, Path: s.Path, Payload: s.Payload, Writers: s.Writers, PaceMs: float64(s.Pace) / 1e6,
+		Op: s.Op, Path: s.Path, Payload: s.Payload, Writers: s.Writers, WriterKind: s.WriterKind, Receivers: s.Receivers, PaceMs: float64(s.Pace) / 1e6,
 		Round: round, Rounds: 1, PerWriter: s.PerWriter, Ops: s.Total(), WarmupOps: int64(s.Warmup) * int64(s.Writers),
 		IntendedPerS: s.IntendedPerS(), IdealS: s.Ideal().Seconds(),
 	}
-	tag := fmt.Sprintf("%03d-%s-%s-%s-%d-r%d", h.seq, s.Op, s.Path, s.Payload, s.Writers, round)
+	tag := fmt.Sprintf("%03d-%s-%s-%s-%d-%s-%s-r%d", h.seq, s.Op, s.Path, s.Payload, s.Writers, s.WriterKind, s.Receivers, round)
 	h.seq++
 	p, err := h.startPair(s, tag)
 	if err != nil {
@@ -176,6 +179,8 @@ func fill(pt *report.Point, s spec.Spec, res phaseResult, p *pair, s0, s1, r0, r
 		wchar := float64(res.sendAfter.WChar-res.sendBefore.WChar) + float64(res.recvAfter.WChar-res.recvBefore.WChar)
 		pt.WireBytesPerMsg = wchar / ops
 		pt.RuntimeBytesPerM = float64(s1.BytesOut-s0.BytesOut+r1.BytesOut-r0.BytesOut) / ops
+		pt.SenderAllocsPerMsg = float64(s1.Mallocs-s0.Mallocs) / ops
+		pt.ReceiverAllocsPerMsg = float64(r1.Mallocs-r0.Mallocs) / ops
 	}
 	if total := res.sysAfter.TotalSeconds - res.sysBefore.TotalSeconds; total > 0 {
 		busy := res.sysAfter.BusySeconds - res.sysBefore.BusySeconds

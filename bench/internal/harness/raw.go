@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
 	"github.com/mailroom-go/mailroom/bench/internal/rawtcp"
 	"github.com/mailroom-go/mailroom/bench/internal/report"
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
 	"github.com/mailroom-go/mailroom/bench/internal/stats"
 )
 
@@ -92,4 +93,67 @@ func (h *Harness) rawOnce(cfg nodeapi.RawConfig, tag string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("harness: raw tcp %s did not finish", tag)
+}
+
+// rttRound runs one round of the raw-TCP ping-pong: rtts sequential
+// round trips of call-shaped frames over one connection, after the
+// single caller's warm-up (spec.WarmupFor(1)), in two fresh processes.
+// It runs right before each round of the single caller, so the two are
+// measured back to back like the paths of a group.
+func (h *Harness) rttRound(raw *report.Raw, rtts, round int) error {
+	call, reply, err := rawtcp.CallFrames()
+	if err != nil {
+		return err
+	}
+	raw.CallFrameBytes, raw.ReplyFrameBytes, raw.RTTs = len(call), len(reply), rtts
+	cfg := nodeapi.RawConfig{Conns: 1, RTTs: rtts, WarmupRTTs: spec.WarmupFor(1)}
+	st, err := h.rttOnce(cfg, fmt.Sprintf("rtt-r%d", round))
+	if err != nil {
+		return err
+	}
+	p50, p99 := float64(st.LatP50Ns)/1e6, float64(st.LatP99Ns)/1e6
+	raw.RTTP50sMs, raw.RTTP99sMs = append(raw.RTTP50sMs, p50), append(raw.RTTP99sMs, p99)
+	raw.RTTP50Ms, raw.RTTP99Ms = stats.Median(raw.RTTP50sMs), stats.Median(raw.RTTP99sMs)
+	h.printf("  raw tcp  ping-pong %d+%d-byte frames, %s round trips: p50 %.1f µs, p99 %.1f µs  (round %d)\n",
+		len(call), len(reply), group(int64(rtts)), 1000*p50, 1000*p99, round)
+	return nil
+}
+
+func (h *Harness) rttOnce(cfg nodeapi.RawConfig, tag string) (nodeapi.Stats, error) {
+	var st nodeapi.Stats
+	var rb, sb nodeapi.Ready
+	echo, err := ctl.Start(nodeapi.RoleRawEcho, cfg, nil, filepath.Join(h.logDir, tag+".echo.log"), readyTimeout, &rb)
+	if err != nil {
+		return st, err
+	}
+	defer echo.Kill()
+	cfg.Peer = rb.Addr
+	ping, err := ctl.Start(nodeapi.RoleRawPing, cfg, nil, filepath.Join(h.logDir, tag+".ping.log"), readyTimeout, &sb)
+	if err != nil {
+		return st, err
+	}
+	defer ping.Kill()
+	if err := ping.Call(nodeapi.CmdStart, nil, nil, callTimeout); err != nil {
+		return st, err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		time.Sleep(pollEvery)
+		var s nodeapi.Status
+		if err := ping.Call(nodeapi.CmdStatus, nil, &s, callTimeout); err != nil {
+			return st, err
+		}
+		if s.Errors > 0 || s.Tally.EndNs != 0 {
+			if err := ping.Call(nodeapi.CmdStats, nil, &st, callTimeout); err != nil {
+				return st, err
+			}
+			if st.Errors > 0 {
+				return st, fmt.Errorf("harness: raw tcp ping-pong %s: %s", tag, st.Note)
+			}
+			_ = ping.Quit(10 * time.Second)
+			_ = echo.Quit(10 * time.Second)
+			return st, nil
+		}
+	}
+	return st, fmt.Errorf("harness: raw tcp ping-pong %s did not finish", tag)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailroom-go/mailroom/bench/benchpb"
 	"github.com/mailroom-go/mailroom/bench/internal/report"
 	"github.com/mailroom-go/mailroom/bench/internal/spec"
 )
@@ -53,15 +54,14 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 	if o.Rounds > 0 {
 		set.Rounds = o.Rounds
 	}
+	var err error
 	began := time.Now()
 	res := &report.Result{Name: set.Name, Command: o.Command, Started: began.UTC().Format(time.RFC3339), Machine: machine()}
 	h.printf("mailroom bench %q on %s (%d cores), %s; node logs in %s\n", set.Name, res.Machine.CPU, res.Machine.Cores, res.Machine.Go, h.logDir)
-	if !o.SkipRaw {
-		raw, err := h.runRaw(set.RawFrames, max(1, set.Rounds))
-		if err != nil {
-			return nil, fmt.Errorf("raw tcp reference: %w", err)
+	for _, p := range set.Points {
+		if err := p.Validate(); err != nil {
+			return nil, err
 		}
-		res.RawTCP, res.RawTCPMsgsPerS = raw, raw.MsgsPerS["1"]
 	}
 	var runs []spec.Schedule
 	for _, r := range set.Order() {
@@ -78,7 +78,25 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 			runs = append(runs, r)
 		}
 	}
+	if !o.SkipRaw {
+		raw, err := h.runRaw(set.RawFrames, max(1, set.Rounds))
+		if err != nil {
+			return nil, fmt.Errorf("raw tcp reference: %w", err)
+		}
+		res.RawTCP, res.RawTCPMsgsPerS = raw, raw.MsgsPerS["1"]
+	}
+	if res.DecodeAllocs, err = decodeAllocs(runs); err != nil {
+		return nil, err
+	}
+	pinged := map[int]bool{} // single-caller rounds the ping-pong ran before
 	for i, r := range runs {
+		if oneCaller(r.Spec) && !o.SkipRaw && !pinged[r.Round] {
+			pinged[r.Round] = true
+			if err := h.rttRound(&res.RawTCP, set.RawRTTs, r.Round); err != nil {
+				return nil, fmt.Errorf("raw tcp ping-pong: %w", err)
+			}
+			res.RawTCPRTTP50Ms = res.RawTCP.RTTP50Ms
+		}
 		pt, err := h.runPoint(r.Spec, r.Round)
 		if err != nil {
 			h.printf("[%3d/%d %s] %s  FAILED: %v\n", i+1, len(runs), clock(time.Since(began)), r.Spec, err)
@@ -88,11 +106,31 @@ func Run(set spec.Set, o Options) (*report.Result, error) {
 		}
 		res.Rounds = append(res.Rounds, pt)
 	}
-	res.Points = report.Medians(res.Rounds)
-	res.Targets = report.ComputeTargets(res.Points, res.RawTCPMsgsPerS)
-	res.Notes = report.Notes()
+	report.Finish(res)
 	res.WallS = time.Since(began).Seconds()
 	return res, nil
+}
+
+// oneCaller reports whether s is a single caller's point: the raw TCP
+// ping-pong runs before each of its rounds.
+func oneCaller(s spec.Spec) bool { return s.Op == spec.OpCall && s.Writers == 1 && !s.Paced() }
+
+// decodeAllocs measures, in this process (which allocates nothing else
+// meanwhile), what decoding one message of each payload that runs
+// allocates.
+func decodeAllocs(runs []spec.Schedule) (map[string]int, error) {
+	out := map[string]int{}
+	for _, r := range runs {
+		if _, ok := out[r.Spec.Payload]; ok {
+			continue
+		}
+		n, err := benchpb.DecodeAllocs(r.Spec.Payload)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Spec.Payload] = n
+	}
+	return out, nil
 }
 
 func clock(d time.Duration) string {
@@ -116,8 +154,9 @@ func summary(p report.Point) string {
 		fmt.Fprintf(&b, "  batch %.0f", p.MeanBatch)
 	}
 	if p.LatP50Ms > 0 {
-		fmt.Fprintf(&b, "  p50 %.2fms p99 %.2fms", p.LatP50Ms, p.LatP99Ms)
+		fmt.Fprintf(&b, "  p50 %.3fms p99 %.3fms", p.LatP50Ms, p.LatP99Ms)
 	}
+	fmt.Fprintf(&b, "  allocs %.2f+%.2f", p.SenderAllocsPerMsg, p.ReceiverAllocsPerMsg)
 	fmt.Fprintf(&b, "  err %d", p.Errors)
 	if p.TimedOut {
 		b.WriteString("  TIMED OUT")

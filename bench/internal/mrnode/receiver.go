@@ -13,15 +13,21 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// counter is writer i's receiver actor: it counts what it is sent.
+// counter is a receiver actor: it counts what it is sent, as writer i's
+// when each writer has its own receiver, else against the total.
 type counter struct {
-	i int
-	t *tally.Tally
+	i   int
+	any bool
+	t   *tally.Tally
 }
 
 func (r *counter) Receive(c *actor.Context) {
 	if _, ok := c.Message().(proto.Message); ok {
-		r.t.Hit(r.i)
+		if r.any {
+			r.t.HitAny()
+		} else {
+			r.t.Hit(r.i)
+		}
 	}
 }
 
@@ -49,8 +55,8 @@ func RunReceiver(cfg nodeapi.Config) error {
 	}); err != nil {
 		return err
 	}
-	for i := range s.Writers {
-		r := &counter{i: i, t: t}
+	for i := range s.ReceiverActors() {
+		r := &counter{i: i, any: s.OneReceiver(), t: t}
 		if _, err := b.sys.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r }), nodeapi.ReceiverName(i)); err != nil {
 			return err
 		}
@@ -75,6 +81,7 @@ func RunReceiver(cfg nodeapi.Config) error {
 			b.stats(&st)
 			st.Executed = executed.Load() + castsDone.Load()
 			st.Errors = b.failures()
+			st.Mallocs = nodeapi.Mallocs()
 			return st, nil
 		},
 	}

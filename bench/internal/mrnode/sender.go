@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,11 +19,24 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// caller is what performs an operation: a writer actor's Context, or the
+// System itself (its root handle) for goroutine writers.
+type caller interface {
+	SendNamed(node, name string, msg any)
+	Cast(node, fn string, arg proto.Message)
+	Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error)
+}
+
+var (
+	_ caller = (*actor.Context)(nil)
+	_ caller = (*actor.System)(nil)
+)
+
 // driver is what every writer of a sender shares.
 type driver struct {
 	op      string
 	payload proto.Message
-	names   []string     // receiver names, by writer
+	names   []string     // the receiver each writer sends to
 	wheel   *pacer.Wheel // paced points only
 	calls   *tally.Tally // calls returned, by writer
 	lat     stats.Hist   // call latency
@@ -66,8 +80,8 @@ func (w *writer) Receive(c *actor.Context) {
 	}
 }
 
-// do performs one operation of writer i, as that writer.
-func (d *driver) do(c *actor.Context, i int) {
+// do performs one operation of writer i through c.
+func (d *driver) do(c caller, i int) {
 	switch d.op {
 	case spec.OpSend:
 		c.SendNamed(nodeapi.ReceiverNode, d.names[i], d.payload)
@@ -82,6 +96,28 @@ func (d *driver) do(c *actor.Context, i int) {
 			d.first.CompareAndSwap("", err.Error())
 		}
 		d.calls.Hit(i)
+	}
+}
+
+// goroutines runs the goroutine writers' phases; wg owns them.
+type goroutines struct {
+	sys *actor.System
+	d   *driver
+	n   int
+	wg  sync.WaitGroup
+}
+
+// start starts one goroutine per writer, each doing perWriter operations
+// through the system's root handle, as code outside any actor does.
+func (g *goroutines) start(perWriter int) {
+	for i := range g.n {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			for range perWriter {
+				g.d.do(g.sys, i)
+			}
+		}()
 	}
 }
 
@@ -105,12 +141,18 @@ func RunSender(cfg nodeapi.Config) error {
 	}
 	d := &driver{op: s.Op, payload: payload, names: make([]string, s.Writers), calls: tally.New(s.Writers)}
 	d.first.Store("")
-	writers := make([]actor.PID, s.Writers)
 	for i := range s.Writers {
-		d.names[i] = nodeapi.ReceiverName(i)
-		w := &writer{i: i, d: d}
-		if writers[i], err = b.sys.Spawn(actor.PropsFromProducer(func() actor.Actor { return w })); err != nil {
-			return err
+		d.names[i] = nodeapi.TargetOf(s, i)
+	}
+	g := &goroutines{sys: b.sys, d: d, n: s.Writers}
+	var writers []actor.PID
+	if s.WriterKind == spec.KindActor {
+		writers = make([]actor.PID, s.Writers)
+		for i := range s.Writers {
+			w := &writer{i: i, d: d}
+			if writers[i], err = b.sys.Spawn(actor.PropsFromProducer(func() actor.Actor { return w })); err != nil {
+				return err
+			}
 		}
 	}
 	stopWheel := func() {}
@@ -142,6 +184,10 @@ func RunSender(cfg nodeapi.Config) error {
 				return nil, err
 			}
 			t0 := time.Now()
+			if s.WriterKind == spec.KindGoroutine {
+				g.start(a.PerWriter)
+				return nodeapi.Started{StartNs: t0.UnixNano()}, nil
+			}
 			pace := time.Duration(a.PaceNs)
 			for i, pid := range writers {
 				r := run{n: a.PerWriter, pace: pace}
@@ -162,6 +208,7 @@ func RunSender(cfg nodeapi.Config) error {
 			st.Executed = d.calls.Read().Count
 			st.LatP50Ns, st.LatP99Ns, st.LatMaxNs = int64(d.lat.Quantile(0.5)), int64(d.lat.Quantile(0.99)), int64(d.lat.Max())
 			st.Note = d.first.Load().(string)
+			st.Mallocs = nodeapi.Mallocs()
 			return st, nil
 		},
 	}
@@ -170,5 +217,7 @@ func RunSender(cfg nodeapi.Config) error {
 		return err
 	}
 	stopWheel()
-	return b.stop()
+	err = b.stop()
+	g.wg.Wait() // the system's stop ends whatever a goroutine writer still waits for
+	return err
 }

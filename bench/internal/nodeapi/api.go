@@ -11,8 +11,12 @@ const (
 	RoleMailroomSender     = "mailroom-sender"
 	RoleProtoactorReceiver = "protoactor-receiver"
 	RoleProtoactorSender   = "protoactor-sender"
+	RoleLeanReceiver       = "lean-receiver"
+	RoleLeanSender         = "lean-sender"
 	RoleRawReceiver        = "raw-receiver"
 	RoleRawSender          = "raw-sender"
+	RoleRawEcho            = "raw-echo" // the ping-pong reference's answering side
+	RoleRawPing            = "raw-ping" // its caller
 )
 
 // Commands every node role answers (besides "quit").
@@ -29,13 +33,22 @@ const (
 const (
 	SenderNode   = "sender"
 	ReceiverNode = "receiver"
-	Cookie       = "mailroom-bench"
+	Cookie       = "mailroom-bench-cookie"
 	FnCast       = "bench.cast"
 	FnCall       = "bench.call"
 )
 
-// ReceiverName is the registered name of writer i's receiver actor.
+// ReceiverName is the registered name of the i-th receiver actor.
 func ReceiverName(i int) string { return "r" + itoa(i) }
+
+// TargetOf is the registered name of the actor writer i sends to: its
+// own receiver, or "r0" when every writer sends to one.
+func TargetOf(s spec.Spec, i int) string {
+	if s.OneReceiver() {
+		return ReceiverName(0)
+	}
+	return ReceiverName(i)
+}
 
 func itoa(i int) string {
 	if i == 0 {
@@ -100,7 +113,12 @@ type Stats struct {
 	LatP50Ns    int64    `json:"lat_p50_ns"`
 	LatP99Ns    int64    `json:"lat_p99_ns"`
 	LatMaxNs    int64    `json:"lat_max_ns"`
-	Note        string   `json:"note,omitempty"`
+	// Mallocs is the process's heap allocations so far
+	// (runtime.MemStats.Mallocs, tiny allocations included, as
+	// testing.AllocsPerRun counts them); the controller divides the
+	// measured phase's delta by its operations.
+	Mallocs uint64 `json:"mallocs"`
+	Note    string `json:"note,omitempty"`
 }
 
 // ProfileArg names the CPU profile file to write.
@@ -115,4 +133,7 @@ type RawConfig struct {
 	FrameBytes int    `json:"frame_bytes"`
 	Frames     int    `json:"frames"`      // per connection
 	WriteBytes int    `json:"write_bytes"` // bytes per write call (a multiple of the frame size, at least one frame)
+	// Ping-pong roles: round trips measured, after WarmupRTTs unmeasured.
+	RTTs       int `json:"rtts,omitempty"`
+	WarmupRTTs int `json:"warmup_rtts,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 
@@ -26,6 +27,14 @@ func RSS() uint64 {
 		return 0
 	}
 	return s.RSSBytes
+}
+
+// Mallocs is the process's heap allocations so far (Stats.Mallocs).
+// It stops the world briefly: call it around phases, not in them.
+func Mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
 }
 
 // profiler runs at most one CPU profile at a time.

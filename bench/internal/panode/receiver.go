@@ -11,9 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// counter is writer i's receiver actor.
+// counter is a receiver actor: writer i's, or every writer's (any).
 type counter struct {
 	i   int
+	any bool
 	t   *tally.Tally
 	ack *benchpb.Ack
 }
@@ -26,7 +27,11 @@ func (r *counter) Receive(c actor.Context) {
 		c.Respond(r.ack)
 		return
 	}
-	r.t.Hit(r.i)
+	if r.any {
+		r.t.HitAny()
+	} else {
+		r.t.Hit(r.i)
+	}
 }
 
 // RunReceiver runs the receiver role until the controller says quit.
@@ -36,8 +41,8 @@ func RunReceiver(cfg nodeapi.Config) error {
 	baseRSS := nodeapi.RSS()
 	t := tally.New(s.Writers)
 	ack := &benchpb.Ack{N: 1}
-	for i := range s.Writers {
-		r := &counter{i: i, t: t, ack: ack}
+	for i := range s.ReceiverActors() {
+		r := &counter{i: i, any: s.OneReceiver(), t: t, ack: ack}
 		if _, err := b.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r }), nodeapi.ReceiverName(i)); err != nil {
 			return err
 		}
@@ -48,7 +53,7 @@ func RunReceiver(cfg nodeapi.Config) error {
 			if err := nodeapi.Decode(arg, &a); err != nil {
 				return nil, err
 			}
-			t.Arm(a.PerWriter, 0)
+			t.Arm(a.PerWriter, int64(a.PerWriter)*int64(s.Writers))
 			b.arm()
 			return nil, nil
 		},
@@ -56,7 +61,7 @@ func RunReceiver(cfg nodeapi.Config) error {
 			return nodeapi.Status{Connected: true, Tally: t.Read(), Errors: b.failures()}, nil
 		},
 		nodeapi.CmdStats: func(json.RawMessage) (any, error) {
-			return nodeapi.Stats{Errors: b.failures(), Executed: t.Read().Count}, nil
+			return nodeapi.Stats{Errors: b.failures(), Executed: t.Read().Count, Mallocs: nodeapi.Mallocs()}, nil
 		},
 	}
 	nodeapi.AddProfiling(h)

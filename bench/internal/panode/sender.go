@@ -3,6 +3,7 @@ package panode
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,18 @@ import (
 // callTimeout bounds one RequestFuture: protoactor requires a timeout.
 // Long enough never to fire in a healthy point; a fired one is an error.
 const callTimeout = 2 * time.Minute
+
+// caller is what performs an operation: a writer actor's Context, or the
+// system's root context for goroutine writers.
+type caller interface {
+	Send(pid *actor.PID, msg any)
+	RequestFuture(pid *actor.PID, msg any, timeout time.Duration) *actor.Future
+}
+
+var (
+	_ caller = actor.Context(nil)
+	_ caller = (*actor.RootContext)(nil)
+)
 
 // driver is what every writer of a sender shares.
 type driver struct {
@@ -68,7 +81,7 @@ func (w *writer) Receive(c actor.Context) {
 
 // do performs one operation of writer i. Cast has no protoactor
 // equivalent: it is a send to the counting actor.
-func (d *driver) do(c actor.Context, i int) {
+func (d *driver) do(c caller, i int) {
 	switch d.op {
 	case spec.OpSend, spec.OpCast:
 		c.Send(d.targets[i], d.payload)
@@ -84,6 +97,28 @@ func (d *driver) do(c actor.Context, i int) {
 	}
 }
 
+// goroutines runs the goroutine writers' phases; wg owns them.
+type goroutines struct {
+	root *actor.RootContext
+	d    *driver
+	n    int
+	wg   sync.WaitGroup
+}
+
+// start starts one goroutine per writer, each doing perWriter operations
+// through the root context, as code outside any actor does.
+func (g *goroutines) start(perWriter int) {
+	for i := range g.n {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			for range perWriter {
+				g.d.do(g.root, i)
+			}
+		}()
+	}
+}
+
 // RunSender runs the sender role until the controller says quit.
 func RunSender(cfg nodeapi.Config) error {
 	s := cfg.Spec
@@ -95,12 +130,15 @@ func RunSender(cfg nodeapi.Config) error {
 	}
 	d := &driver{op: s.Op, payload: payload, targets: make([]*actor.PID, s.Writers), calls: tally.New(s.Writers)}
 	d.first.Store("")
-	writers := make([]*actor.PID, s.Writers)
+	var writers []*actor.PID
 	for i := range s.Writers {
-		d.targets[i] = actor.NewPID(cfg.Peer, nodeapi.ReceiverName(i))
-		w := &writer{i: i, d: d}
-		writers[i] = b.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w }))
+		d.targets[i] = actor.NewPID(cfg.Peer, nodeapi.TargetOf(s, i))
+		if s.WriterKind == spec.KindActor {
+			w := &writer{i: i, d: d}
+			writers = append(writers, b.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w })))
+		}
 	}
+	g := &goroutines{root: b.sys.Root, d: d, n: s.Writers}
 	stopWheel := func() {}
 	if s.Paced() {
 		d.wheel, err = pacer.New(time.Millisecond, 2*s.Pace+5*time.Second, func(id int32) { b.sys.Root.Send(writers[id], tick{}) })
@@ -130,6 +168,10 @@ func RunSender(cfg nodeapi.Config) error {
 				return nil, err
 			}
 			t0 := time.Now()
+			if s.WriterKind == spec.KindGoroutine {
+				g.start(a.PerWriter)
+				return nodeapi.Started{StartNs: t0.UnixNano()}, nil
+			}
 			pace := time.Duration(a.PaceNs)
 			for i, pid := range writers {
 				r := run{n: a.PerWriter, pace: pace}
@@ -147,6 +189,7 @@ func RunSender(cfg nodeapi.Config) error {
 			st := nodeapi.Stats{Errors: d.errs.Load() + b.failures(), Executed: d.calls.Read().Count}
 			st.LatP50Ns, st.LatP99Ns, st.LatMaxNs = int64(d.lat.Quantile(0.5)), int64(d.lat.Quantile(0.99)), int64(d.lat.Max())
 			st.Note = d.first.Load().(string)
+			st.Mallocs = nodeapi.Mallocs()
 			return st, nil
 		},
 	}
@@ -154,5 +197,6 @@ func RunSender(cfg nodeapi.Config) error {
 	err = ctl.Serve(nodeapi.Ready{Addr: b.sys.Address(), BaseRSS: baseRSS}, h)
 	stopWheel()
 	b.stop()
+	g.wg.Wait() // after the stop: a request still waiting ends with its timeout at worst
 	return err
 }

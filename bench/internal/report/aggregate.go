@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
 	"github.com/mailroom-go/mailroom/bench/internal/stats"
 )
 
@@ -23,6 +24,7 @@ func Medians(rounds []Point) []Point {
 	var order []string
 	by := map[string][]Point{}
 	for _, p := range rounds {
+		p.normalize()
 		k := key(p)
 		if _, ok := by[k]; !ok {
 			order = append(order, k)
@@ -31,18 +33,7 @@ func Medians(rounds []Point) []Point {
 	}
 	out := make([]Point, 0, len(order))
 	for _, k := range order {
-		ps := by[k]
-		// A failed round has no figures: the median is of the rounds
-		// that completed, if any did (the failures stay in Rounds).
-		var ok []Point
-		for _, p := range ps {
-			if !failed(p) {
-				ok = append(ok, p)
-			}
-		}
-		if len(ok) > 0 && len(ok) < len(ps) {
-			ps = ok
-		}
+		ps := completed(by[k])
 		rates := make([]float64, len(ps))
 		for i, p := range ps {
 			rates[i] = p.AchievedPerS
@@ -54,58 +45,99 @@ func Medians(rounds []Point) []Point {
 	return out
 }
 
+// completed returns the rounds that completed, or all of them if none
+// did (a failed round has no figures; the failures stay in Rounds).
+func completed(ps []Point) []Point {
+	var ok []Point
+	for _, p := range ps {
+		if !failed(p) {
+			ok = append(ok, p)
+		}
+	}
+	if len(ok) == 0 {
+		return ps
+	}
+	return ok
+}
+
 // failed reports whether a round did not complete its phases.
 func failed(p Point) bool { return p.AchievedPerS == 0 && strings.HasPrefix(p.Note, "failed") }
 
-// Find returns the point with these coordinates.
-func Find(points []Point, op, path, payload string, writers int, paced bool) (Point, bool) {
+// Sel selects the points of one shape on one path. Empty WriterKind and
+// Receivers mean writer actors, one receiver per writer (the original
+// workload).
+type Sel struct {
+	Op, Path, Payload string
+	Writers           int
+	Paced             bool
+	WriterKind        string
+	Receivers         string
+}
+
+// On is s on another path.
+func (s Sel) On(path string) Sel { s.Path = path; return s }
+
+func (s Sel) match(p Point) bool {
+	kind, recv := s.WriterKind, s.Receivers
+	if kind == "" {
+		kind = spec.KindActor
+	}
+	if recv == "" {
+		recv = spec.ReceiversPerWriter
+	}
+	p.normalize()
+	return p.Op == s.Op && p.Path == s.Path && p.Payload == s.Payload && p.Writers == s.Writers &&
+		(p.PaceMs > 0) == s.Paced && p.WriterKind == kind && p.Receivers == recv
+}
+
+// Get returns the point s selects.
+func Get(points []Point, s Sel) (Point, bool) {
 	for _, p := range points {
-		if p.Op == op && p.Path == path && p.Payload == payload && p.Writers == writers && (p.PaceMs > 0) == paced {
+		if s.match(p) {
 			return p, true
 		}
 	}
 	return Point{}, false
 }
 
-// ComputeTargets fills the ratios from the median points.
-func ComputeTargets(points []Point, rawMsgsPerS float64) Targets {
-	var t Targets
-	rate := func(op, path string, writers int, paced bool) float64 {
-		p, _ := Find(points, op, path, "data", writers, paced)
-		return p.AchievedPerS
+// Find returns the point with these coordinates, writer actors with one
+// receiver each.
+func Find(points []Point, op, path, payload string, writers int, paced bool) (Point, bool) {
+	return Get(points, Sel{Op: op, Path: path, Payload: payload, Writers: writers, Paced: paced})
+}
+
+// MedianOf is the median of metric over the completed rounds s selects,
+// and how many rounds that is (0: none ran).
+func MedianOf(rounds []Point, s Sel, metric func(Point) float64) (float64, int) {
+	var ps []Point
+	for _, p := range rounds {
+		if s.match(p) {
+			ps = append(ps, p)
+		}
 	}
-	t.SendPooledOverProtoactor = pct(rate("send", "pooled", 1000, false), rate("send", "protoactor", 1000, false))
-	t.SendPooledOverRawTCP = pct(rate("send", "pooled", 1000, false), rawMsgsPerS)
-	t.CallPooledOverProtoactor = pct(rate("call", "pooled", 1000, false), rate("call", "protoactor", 1000, false))
-	t.PooledKiBPerWriter = map[string]float64{}
-	for _, p := range points {
-		if p.Op != "send" || p.Payload != "data" || p.PaceMs == 0 {
+	ps = completed(ps)
+	if len(ps) == 0 || failed(ps[0]) {
+		return 0, 0
+	}
+	xs := make([]float64, len(ps))
+	for i, p := range ps {
+		xs[i] = metric(p)
+	}
+	return stats.Median(xs), len(xs)
+}
+
+// ComputeMemory is the paced pooled send sweep's memory per writer.
+func ComputeMemory(points []Point) Memory {
+	m := Memory{PooledKiBPerWriter: map[string]float64{}, PooledMarginalKiBPerWriter: map[string]float64{}}
+	series := pacedSeries(points, "send", "pooled")
+	for i, b := range series {
+		m.PooledKiBPerWriter[itoa(b.Writers)] = b.KiBPerWriter
+		if i == 0 {
 			continue
 		}
-		if p.Path == "pooled" {
-			t.PooledKiBPerWriter[itoa(p.Writers)] = p.KiBPerWriter
-		}
-		// The target is at 100,000 writers; without that point,
-		// the most writers measured on both paths.
-		_, okN := Find(points, "send", "native", "data", p.Writers, true)
-		_, okP := Find(points, "send", "pooled", "data", p.Writers, true)
-		if okN && okP && t.PacedWriters != 100000 && (p.Writers == 100000 || p.Writers > t.PacedWriters) {
-			t.PacedWriters = p.Writers
-		}
-	}
-	t.PooledMarginalKiBPerWriter = map[string]float64{}
-	series := pacedSeries(points, "send", "pooled")
-	for i := 1; i < len(series); i++ {
-		a, b := series[i-1], series[i]
+		a := series[i-1]
 		grown := (b.SenderRSSMB + b.ReceiverRSSMB) - (a.SenderRSSMB + a.ReceiverRSSMB)
-		t.PooledMarginalKiBPerWriter[itoa(a.Writers)+"-"+itoa(b.Writers)] = grown * 1024 / float64(b.Writers-a.Writers)
+		m.PooledMarginalKiBPerWriter[itoa(a.Writers)+"-"+itoa(b.Writers)] = grown * 1024 / float64(b.Writers-a.Writers)
 	}
-	if n := t.PacedWriters; n > 0 {
-		pooled, _ := Find(points, "send", "pooled", "data", n, true)
-		native, _ := Find(points, "send", "native", "data", n, true)
-		t.PacedPooledFraction = pooled.AchievedFrac
-		t.PacedNativeFraction = native.AchievedFrac
-		t.PacedPooledOverNative = pct(pooled.AchievedPerS, native.AchievedPerS)
-	}
-	return t
+	return m
 }

@@ -27,6 +27,7 @@ func Markdown(w io.Writer, res *Result, plots []Plot, imgPrefix string) {
 		fmt.Fprintln(w)
 	}
 	unpaced(w, res.Points)
+	oneCaller(w, res)
 	paced(w, res.Points)
 	resources(w, res.Points)
 	failures(w, res.Rounds)
@@ -45,94 +46,146 @@ func Markdown(w io.Writer, res *Result, plots []Plot, imgPrefix string) {
 }
 
 func targets(w io.Writer, res *Result) {
-	t := res.Targets
-	fmt.Fprintf(w, "## Targets\n\n| target | measured | goal | |\n|---|--:|--:|---|\n")
-	row := func(name string, v float64, goal float64, unit string) {
-		got := "n/a"
-		verdict := ""
-		if v > 0 {
-			verdict = "missed"
-			if v >= goal {
+	fmt.Fprintf(w, "## Targets\n\nIssue 13's targets on this run: medians of rounds, ratios between paths of this run. Beside a ratio of rates, \"from\" gives each side's CPU per million operations, the ratio they imply if both were CPU-bound on an idle machine, and the share of the machine other processes used meanwhile (rates swing with it; CPU per operation does not).\n\n")
+	fmt.Fprintf(w, "| target | measured | goal | | from |\n|---|--:|--:|---|---|\n")
+	for _, t := range res.Targets {
+		got, verdict, from := "n/a", "missed", t.Detail
+		if t.Missing != "" {
+			verdict, from = "not measured", t.Missing
+		} else {
+			got = targetValue(t.Measured, t.Unit)
+			if t.Met {
 				verdict = "met"
 			}
-			if unit == "%" {
-				got = fmt.Sprintf("%.1f %%", 100*v)
-			} else {
-				got = fmt.Sprintf("%.2f×", v)
-			}
 		}
-		g := fmt.Sprintf("≥ %.0f×", goal)
-		if unit == "%" {
-			g = fmt.Sprintf("≥ %.0f %%", 100*goal)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", name, got, g, verdict)
+		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s |\n", t.Name, got, cmpSign(t.Cmp), targetValue(t.Goal, t.Unit), verdict, from)
 	}
-	row("unpaced send, 1,000 writers, data: pooled / protoactor", t.SendPooledOverProtoactor, 3, "x")
-	row("unpaced send, 1,000 writers, data: pooled / raw TCP (1 connection)", t.SendPooledOverRawTCP, 0.30, "%")
-	row("unpaced call, 1,000 writers, data: pooled / protoactor", t.CallPooledOverProtoactor, 5, "x")
-	if t.PacedWriters > 0 {
-		n := group(t.PacedWriters)
-		row("paced send, "+n+" writers: pooled / intended", t.PacedPooledFraction, 0.95, "%")
-		name := fmt.Sprintf("paced send, %s writers: pooled / native (native at %.0f %% of intended)", n, 100*t.PacedNativeFraction)
-		row(name, t.PacedPooledOverNative, 2, "x")
-	}
-	if len(t.PooledKiBPerWriter) > 0 {
+	m := res.Memory
+	if len(m.PooledKiBPerWriter) > 0 {
 		var ks []string
-		for k := range t.PooledKiBPerWriter {
+		for k := range m.PooledKiBPerWriter {
 			ks = append(ks, k)
 		}
 		sort.Slice(ks, func(i, j int) bool { return atoi(ks[i]) < atoi(ks[j]) })
 		var parts []string
 		for _, k := range ks {
-			parts = append(parts, fmt.Sprintf("%s: %.2f", group(atoi(k)), t.PooledKiBPerWriter[k]))
+			parts = append(parts, fmt.Sprintf("%s: %.2f", group(atoi(k)), m.PooledKiBPerWriter[k]))
 		}
-		fmt.Fprintf(w, "| memory per writer, paced pooled send (KiB, both processes, by writers) | %s | flat | |\n", strings.Join(parts, "; "))
+		fmt.Fprintf(w, "| memory per writer, paced pooled send (KiB, both processes, by writers) | %s | flat | | |\n", strings.Join(parts, "; "))
 	}
-	if len(t.PooledMarginalKiBPerWriter) > 0 {
+	if len(m.PooledMarginalKiBPerWriter) > 0 {
 		var ks []string
-		for k := range t.PooledMarginalKiBPerWriter {
+		for k := range m.PooledMarginalKiBPerWriter {
 			ks = append(ks, k)
 		}
 		sort.Slice(ks, func(i, j int) bool { return atoi(strings.Split(ks[i], "-")[0]) < atoi(strings.Split(ks[j], "-")[0]) })
 		var parts []string
 		for _, k := range ks {
 			lo, hi, _ := strings.Cut(k, "-")
-			parts = append(parts, fmt.Sprintf("%s→%s: %.2f", group(atoi(lo)), group(atoi(hi)), t.PooledMarginalKiBPerWriter[k]))
+			parts = append(parts, fmt.Sprintf("%s→%s: %.2f", group(atoi(lo)), group(atoi(hi)), m.PooledMarginalKiBPerWriter[k]))
 		}
-		fmt.Fprintf(w, "| marginal memory per added writer, paced pooled send (KiB, both processes) | %s | flat | |\n", strings.Join(parts, "; "))
+		fmt.Fprintf(w, "| marginal memory per added writer, paced pooled send (KiB, both processes) | %s | flat | | |\n", strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(w)
 }
 
+func targetValue(v float64, unit string) string {
+	switch unit {
+	case "frac":
+		return fmt.Sprintf("%.1f %%", 100*v)
+	case "allocs":
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.2f×", v)
+}
+
+func cmpSign(c string) string {
+	if c == "<=" {
+		return "≤"
+	}
+	return "≥"
+}
+
+// unpacedPaths are the columns of the unpaced tables.
+var unpacedPaths = []string{"native", "pooled", "protoactor", "lean"}
+
 func unpaced(w io.Writer, points []Point) {
 	for _, op := range []string{"send", "cast", "call"} {
 		type key struct {
-			payload string
-			writers int
+			payload         string
+			writers         int
+			kind, receivers string
 		}
 		var keys []key
 		seen := map[key]bool{}
+		lean := false
 		for _, p := range points {
-			k := key{p.Payload, p.Writers}
+			p.normalize()
+			k := key{p.Payload, p.Writers, p.WriterKind, p.Receivers}
 			if p.Op == op && p.PaceMs == 0 && !seen[k] {
 				seen[k] = true
 				keys = append(keys, k)
 			}
+			lean = lean || (p.Op == op && p.Path == "lean")
 		}
 		if len(keys) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "## Unpaced %s\n\nWriters as fast as they can; %ss per second counted at completion (median of rounds).\n\n", op, op)
-		fmt.Fprintf(w, "| payload | writers | native | pooled | protoactor | pooled / native | pooled / protoactor |\n|---|--:|--:|--:|--:|--:|--:|\n")
+		fmt.Fprintf(w, "## Unpaced %s\n\nWriters as fast as they can; %ss per second counted at completion (median of rounds). Writers are actors (their own PID sends) or plain goroutines (the system's root handle, as an HTTP handler would).", op, op)
+		if op == "send" {
+			fmt.Fprintf(w, " Receivers: one actor per writer, or one for all writers.")
+		}
+		head, rule := "| payload | writers | writers are | receivers | native | pooled | protoactor |", "|---|--:|---|---|--:|--:|--:|"
+		if lean {
+			head, rule = head+" lean |", rule+"--:|"
+		}
+		head, rule = head+" pooled / native | pooled / protoactor |", rule+"--:|--:|"
+		if lean {
+			head, rule = head+" pooled / lean |", rule+"--:|"
+		}
+		fmt.Fprintf(w, "\n\n%s\n%s\n", head, rule)
 		for _, k := range keys {
-			n, _ := Find(points, op, "native", k.payload, k.writers, false)
-			p, _ := Find(points, op, "pooled", k.payload, k.writers, false)
-			a, _ := Find(points, op, "protoactor", k.payload, k.writers, false)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", k.payload, group(k.writers),
-				num(n.AchievedPerS), num(p.AchievedPerS), num(a.AchievedPerS), ratio(p.AchievedPerS, n.AchievedPerS), ratio(p.AchievedPerS, a.AchievedPerS))
+			var v [4]float64
+			for i, path := range unpacedPaths {
+				p, _ := Get(points, Sel{Op: op, Path: path, Payload: k.payload, Writers: k.writers, WriterKind: k.kind, Receivers: k.receivers})
+				v[i] = p.AchievedPerS
+			}
+			fmt.Fprintf(w, "| %s | %s | %ss | %s | %s | %s | %s |", k.payload, group(k.writers), k.kind, k.receivers, num(v[0]), num(v[1]), num(v[2]))
+			if lean {
+				fmt.Fprintf(w, " %s |", num(v[3]))
+			}
+			fmt.Fprintf(w, " %s | %s |", ratio(v[1], v[0]), ratio(v[1], v[2]))
+			if lean {
+				fmt.Fprintf(w, " %s |", ratio(v[1], v[3]))
+			}
+			fmt.Fprintln(w)
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// oneCaller is the single caller's round trip beside the raw TCP
+// ping-pong.
+func oneCaller(w io.Writer, res *Result) {
+	var rows []Point
+	for _, path := range pathOrder {
+		if p, ok := Get(res.Points, SelOneCaller.On(path)); ok {
+			rows = append(rows, p)
+		}
+	}
+	if len(rows) == 0 && res.RawTCP.RTTP50Ms == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## One caller\n\nOne goroutine calling a registered function with the bytes payload, one call at a time (protoactor-go: RequestFuture to an actor that responds), beside the raw TCP ping-pong: one connection, a %d-byte call-shaped frame out and a %d-byte reply back, no runtime. p50 and p99 of the median round (raw TCP: the median over rounds).\n\n",
+		res.RawTCP.CallFrameBytes, res.RawTCP.ReplyFrameBytes)
+	fmt.Fprintf(w, "| path | calls | p50 µs | p99 µs | p50 / raw TCP p50 |\n|---|--:|--:|--:|--:|\n")
+	if r := res.RawTCP; r.RTTP50Ms > 0 {
+		fmt.Fprintf(w, "| raw TCP ping-pong | %s | %.1f | %.1f | 1.00× |\n", group(r.RTTs), 1000*r.RTTP50Ms, 1000*r.RTTP99Ms)
+	}
+	for _, p := range rows {
+		fmt.Fprintf(w, "| %s | %s | %.1f | %.1f | %s |\n", p.Path, group(int(p.Ops)), 1000*p.LatP50Ms, 1000*p.LatP99Ms, ratio(p.LatP50Ms, res.RawTCP.RTTP50Ms))
+	}
+	fmt.Fprintln(w)
 }
 
 func paced(w io.Writer, points []Point) {
@@ -171,8 +224,9 @@ func paced(w io.Writer, points []Point) {
 
 func resources(w io.Writer, points []Point) {
 	fmt.Fprintf(w, "## Resources per point\n\n")
-	fmt.Fprintf(w, "| op | path | payload | writers | pace ms | elapsed s (ideal) | sender RSS MB | receiver RSS MB | KiB/writer | CPU s/M | wire B/msg | runtime B/msg | mean batch | call p50 / p99 ms | errors |\n")
-	fmt.Fprintf(w, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "Allocations are heap allocations per operation in each process over the measured phase.\n\n")
+	fmt.Fprintf(w, "| op | path | payload | writers | writers are | receivers | pace ms | elapsed s (ideal) | sender RSS MB | receiver RSS MB | KiB/writer | CPU s/M | allocs/op sender | allocs/op receiver | wire B/msg | runtime B/msg | mean batch | call p50 / p99 ms | errors |\n")
+	fmt.Fprintf(w, "|---|---|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, p := range points {
 		el := fmt.Sprintf("%.2f", p.ElapsedS)
 		if p.IdealS > 0 {
@@ -181,6 +235,9 @@ func resources(w io.Writer, points []Point) {
 		lat, batch, rt := "–", "–", "–"
 		if p.LatP50Ms > 0 {
 			lat = fmt.Sprintf("%.2f / %.2f", p.LatP50Ms, p.LatP99Ms)
+			if p.LatP50Ms < 1 {
+				lat = fmt.Sprintf("%.3f / %.3f", p.LatP50Ms, p.LatP99Ms)
+			}
 		}
 		if p.MeanBatch > 0 {
 			batch = fmt.Sprintf("%.1f", p.MeanBatch)
@@ -195,9 +252,10 @@ func resources(w io.Writer, points []Point) {
 		case p.TimedOut:
 			errs += " (timed out)"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %.0f | %s | %s | %s | %s |\n",
-			p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), el, p.SenderRSSMB, p.ReceiverRSSMB, p.KiBPerWriter,
-			p.CPUSPerMillion, p.WireBytesPerMsg, rt, batch, lat, errs)
+		p.normalize()
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %ss | %s | %s | %s | %.0f | %.0f | %.2f | %.2f | %s | %s | %.0f | %s | %s | %s | %s |\n",
+			p.Op, p.Path, p.Payload, group(p.Writers), p.WriterKind, p.Receivers, ftoa(p.PaceMs), el, p.SenderRSSMB, p.ReceiverRSSMB, p.KiBPerWriter,
+			p.CPUSPerMillion, allocs(p.SenderAllocsPerMsg), allocs(p.ReceiverAllocsPerMsg), p.WireBytesPerMsg, rt, batch, lat, errs)
 	}
 	fmt.Fprintln(w)
 }
@@ -268,6 +326,13 @@ func bucketName(i, n int) string {
 		return fmt.Sprintf(">%d", 1<<(i-1))
 	}
 	return fmt.Sprintf("%d–%d", 1<<(i-1)+1, 1<<i)
+}
+
+func allocs(v float64) string {
+	if v <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func dur(s float64) string {

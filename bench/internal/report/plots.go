@@ -17,8 +17,8 @@ var pathOrder = []string{"native", "pooled", "protoactor"}
 
 // Plots renders a result's figures: for each paced operation, achieved
 // rate and CPU per million operations against writers, one line per path;
-// for the unpaced points at 1,000 writers with the data payload, rate and
-// CPU per million by operation and path.
+// for the unpaced points at 1,000 writers, rate and CPU per million by
+// workload and path.
 func Plots(res *Result) []Plot {
 	var out []Plot
 	for _, op := range []string{"send", "cast", "call"} {
@@ -53,18 +53,42 @@ func Plots(res *Result) []Plot {
 				SVG: svg.Chart{Title: "Paced " + op + ": CPU seconds per million (both processes)", XLabel: "writers (log scale)",
 					YLabel: "CPU s per million " + op + "s", LogX: true, Series: cpu}.SVG()})
 	}
+	// Unpaced, 1,000 writers: one bar group per workload that ran, one
+	// bar per path (lean where it ran).
+	type workload struct {
+		label string
+		sel   Sel
+	}
+	all := []workload{
+		{"send data", SelSendData},
+		{"send data-vt", SelSendVT},
+		{"send bytes g1", SelSendBytes},
+		{"send data g1", Sel{Op: "send", Payload: "data", Writers: 1000, WriterKind: "goroutine", Receivers: "one"}},
+		{"call data", SelCallData},
+		{"call data g", SelCallDataG},
+	}
 	var groups []string
-	var rate, cpu []svg.BarSeries
-	for _, op := range []string{"send", "cast", "call"} {
-		if _, ok := Find(res.Points, op, "pooled", "data", 1000, false); ok {
-			groups = append(groups, op)
+	var ran []workload
+	paths := []string{}
+	for _, wl := range all {
+		if _, ok := Get(res.Points, wl.sel.On("pooled")); ok {
+			groups, ran = append(groups, wl.label), append(ran, wl)
+		}
+	}
+	for _, path := range append(append([]string(nil), pathOrder...), "lean") {
+		for _, wl := range ran {
+			if _, ok := Get(res.Points, wl.sel.On(path)); ok {
+				paths = append(paths, path)
+				break
+			}
 		}
 	}
 	if len(groups) > 0 {
-		for _, path := range pathOrder {
+		var rate, cpu []svg.BarSeries
+		for _, path := range paths {
 			r, c := svg.BarSeries{Name: path}, svg.BarSeries{Name: path}
-			for _, op := range groups {
-				p, ok := Find(res.Points, op, path, "data", 1000, false)
+			for _, wl := range ran {
+				p, ok := Get(res.Points, wl.sel.On(path))
 				if !ok {
 					r.Values, c.Values = append(r.Values, math.NaN()), append(c.Values, math.NaN())
 					continue
@@ -75,9 +99,9 @@ func Plots(res *Result) []Plot {
 		}
 		out = append(out,
 			Plot{File: res.Name + "-unpaced.svg", Title: "unpaced, 1,000 writers: operations per second",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers, data: operations per second", XLabel: "operation", YLabel: "operations per second", Groups: groups, Series: rate}.SVG()},
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1040, Height: 440}.SVG()},
 			Plot{File: res.Name + "-unpaced-cpu.svg", Title: "unpaced, 1,000 writers: CPU per million operations",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers, data: CPU s per million (both processes)", XLabel: "operation", YLabel: "CPU seconds per million", Groups: groups, Series: cpu}.SVG()})
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1040, Height: 440}.SVG()})
 	}
 	return out
 }

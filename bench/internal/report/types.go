@@ -1,14 +1,18 @@
 package report
 
+import "github.com/mailroom-go/mailroom/bench/internal/spec"
+
 // Point is one measured point (the median round of its runs).
 type Point struct {
-	Op      string  `json:"op"`
-	Path    string  `json:"path"`
-	Payload string  `json:"payload"`
-	Writers int     `json:"writers"`
-	PaceMs  float64 `json:"pace_ms"` // 0: unpaced
-	Round   int     `json:"round"`   // which round this is (0-based)
-	Rounds  int     `json:"rounds"`  // how many rounds ran (points list: the median one)
+	Op         string  `json:"op"`
+	Path       string  `json:"path"`
+	Payload    string  `json:"payload"`
+	Writers    int     `json:"writers"`
+	WriterKind string  `json:"writer_kind"` // actor | goroutine
+	Receivers  string  `json:"receivers"`   // per-writer | one
+	PaceMs     float64 `json:"pace_ms"`     // 0: unpaced
+	Round      int     `json:"round"`       // which round this is (0-based)
+	Rounds     int     `json:"rounds"`      // how many rounds ran (points list: the median one)
 
 	PerWriter    int     `json:"per_writer"`
 	Ops          int64   `json:"ops"`        // measured operations (warm-up excluded)
@@ -34,6 +38,13 @@ type Point struct {
 	BatchHist      []uint64 `json:"batch_hist,omitempty"`
 	ReplyMeanBatch float64  `json:"reply_mean_batch,omitempty"` // pooled calls: replies per batch frame back
 
+	// Heap allocations per operation in each process over the measured
+	// phase (runtime.MemStats.Mallocs delta / ops: everything the process
+	// allocated, runtime, harness and background work alike; the payload
+	// is built once and shared, so it adds none).
+	SenderAllocsPerMsg   float64 `json:"sender_allocs_per_msg"`
+	ReceiverAllocsPerMsg float64 `json:"receiver_allocs_per_msg"`
+
 	LatP50Ms float64 `json:"lat_p50_ms,omitempty"` // calls: round-trip latency
 	LatP99Ms float64 `json:"lat_p99_ms,omitempty"`
 	LatMaxMs float64 `json:"lat_max_ms,omitempty"`
@@ -56,7 +67,19 @@ type Point struct {
 
 // Key identifies a point across rounds.
 func (p Point) Key() string {
-	return p.Op + "/" + p.Path + "/" + p.Payload + "/" + itoa(p.Writers) + "/" + ftoa(p.PaceMs)
+	return p.Op + "/" + p.Path + "/" + p.Payload + "/" + itoa(p.Writers) + "/" + p.WriterKind + "/" + p.Receivers + "/" + ftoa(p.PaceMs)
+}
+
+// normalize fills what results written before writer kinds and
+// receivers existed leave empty: those points were writer actors, one
+// receiver per writer.
+func (p *Point) normalize() {
+	if p.WriterKind == "" {
+		p.WriterKind = spec.KindActor
+	}
+	if p.Receivers == "" {
+		p.Receivers = spec.ReceiversPerWriter
+	}
 }
 
 // Raw is the raw-TCP reference.
@@ -69,6 +92,18 @@ type Raw struct {
 	// UnbatchedMsgsPerS: the same with one write call per frame.
 	UnbatchedMsgsPerS map[string]float64 `json:"unbatched_msgs_per_s"`
 	Rounds            int                `json:"rounds"`
+
+	// Ping-pong over one connection: a call-shaped frame of the bytes
+	// payload and its reply, one at a time; RTTs round trips per round
+	// (after a warm-up), one round right before each round of the single
+	// caller; the median over rounds of each round's p50 and p99.
+	CallFrameBytes  int       `json:"call_frame_bytes,omitempty"`
+	ReplyFrameBytes int       `json:"reply_frame_bytes,omitempty"`
+	RTTs            int       `json:"rtts,omitempty"`
+	RTTP50Ms        float64   `json:"rtt_p50_ms,omitempty"`
+	RTTP99Ms        float64   `json:"rtt_p99_ms,omitempty"`
+	RTTP50sMs       []float64 `json:"rtt_p50s_ms,omitempty"` // every round's p50
+	RTTP99sMs       []float64 `json:"rtt_p99s_ms,omitempty"`
 }
 
 // Machine says where a run ran.
@@ -80,19 +115,11 @@ type Machine struct {
 	Go        string `json:"go"`
 }
 
-// Targets are the issue's ratios, computed from the points.
-type Targets struct {
-	SendPooledOverProtoactor float64 `json:"send_pooled_over_protoactor"` // unpaced, 1,000 writers, data
-	SendPooledOverRawTCP     float64 `json:"send_pooled_over_raw_tcp"`
-	CallPooledOverProtoactor float64 `json:"call_pooled_over_protoactor"`
-	// Paced send at the most writers measured.
-	PacedWriters          int     `json:"paced_writers"`
-	PacedPooledFraction   float64 `json:"paced_pooled_fraction_of_intended"`
-	PacedNativeFraction   float64 `json:"paced_native_fraction_of_intended"`
-	PacedPooledOverNative float64 `json:"paced_pooled_over_native"`
-	// KiB per writer of the pooled paced send, by writers: (peaks − bases)
-	// / writers, and the marginal cost between consecutive sweep points,
-	// (peaks(N2) − peaks(N1)) / (N2 − N1), keyed "N1-N2".
+// Memory is memory per writer of the paced pooled send sweep: (peaks −
+// bases) / writers by writers, and the marginal cost between consecutive
+// sweep points, (peaks(N2) − peaks(N1)) / (N2 − N1), keyed "N1-N2". Both
+// processes, KiB. It should stay flat.
+type Memory struct {
 	PooledKiBPerWriter         map[string]float64 `json:"pooled_kib_per_writer"`
 	PooledMarginalKiBPerWriter map[string]float64 `json:"pooled_marginal_kib_per_writer"`
 }
@@ -105,9 +132,15 @@ type Result struct {
 	WallS          float64  `json:"wall_s"`
 	Machine        Machine  `json:"machine"`
 	RawTCPMsgsPerS float64  `json:"raw_tcp_msgs_per_s"` // one connection, data-sized frames
+	RawTCPRTTP50Ms float64  `json:"raw_tcp_rtt_p50_ms"` // ping-pong, call-sized frames
 	RawTCP         Raw      `json:"raw_tcp"`
 	Points         []Point  `json:"points"` // the median round of each point
 	Rounds         []Point  `json:"rounds"` // every run
-	Targets        Targets  `json:"targets"`
-	Notes          []string `json:"notes"`
+	Targets        []Target `json:"targets"`
+	Memory         Memory   `json:"memory"`
+	// DecodeAllocs: heap allocations of decoding one message of each
+	// payload into a fresh value (benchpb.DecodeAllocs), measured by the
+	// controller: the decoded message's own, the receiver's floor.
+	DecodeAllocs map[string]int `json:"decode_allocs"`
+	Notes        []string       `json:"notes"`
 }

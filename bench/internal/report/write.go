@@ -16,14 +16,45 @@ func WriteJSON(res *Result, path string) error {
 	return writeFile(path, append(b, '\n'))
 }
 
-// ReadJSON reads a result.
+// ReadJSON reads a result. Results written before issue 13's targets
+// carried them as an object of ratios: those are dropped (Rerender
+// computes them again), and their points are writer actors with one
+// receiver each.
 func ReadJSON(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	type plain Result
 	var r Result
-	return &r, json.Unmarshal(b, &r)
+	aux := struct {
+		*plain
+		Targets json.RawMessage `json:"targets"`
+	}{plain: (*plain)(&r)}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimSpace(aux.Targets); len(t) > 0 && t[0] == '[' {
+		if err := json.Unmarshal(t, &r.Targets); err != nil {
+			return nil, err
+		}
+	}
+	for i := range r.Points {
+		r.Points[i].normalize()
+	}
+	for i := range r.Rounds {
+		r.Rounds[i].normalize()
+	}
+	return &r, nil
+}
+
+// Finish computes what a result derives from its rounds: the median
+// points, the targets, the memory per writer and the notes.
+func Finish(res *Result) {
+	res.Points = Medians(res.Rounds)
+	res.Targets = ComputeTargets(res)
+	res.Memory = ComputeMemory(res.Points)
+	res.Notes = Notes()
 }
 
 // WriteAll writes <dir>/<name>.json, <name>.md and the plots, and returns

@@ -16,6 +16,10 @@ type Set struct {
 	Points []Spec
 	// RawFrames is how many frames each raw-TCP connection writes.
 	RawFrames int
+	// RawRTTs is how many round trips the raw-TCP ping-pong measures per
+	// round (after as many warm-up round trips as a single caller's
+	// warm-up, WarmupFor(1)).
+	RawRTTs int
 }
 
 // Paced-sweep shape, both sets: each writer does one operation every
@@ -31,27 +35,72 @@ const (
 	FullM     = 10 // 20 s per point
 )
 
-// unpaced operations per writer at 1,000 writers.
+// unpaced operations per writer at 1,000 writers (quick set).
 const (
-	quickSendM = 300 // 300,000 messages
-	quickCallM = 60  // 60,000 calls
+	quickSendM      = 300   // 300,000 messages
+	quickBytesSendM = 1000  // 1,000,000 messages: the issue's workload, 1,000 goroutines x 1,000 sends
+	quickCallM      = 60    // 60,000 calls
+	quickOneCallerM = 10000 // sequential calls of the single caller
 )
 
+// point is a point with writer actors, one receiver per writer.
 func point(op, path, payload string, writers int, pace time.Duration, m int) Spec {
-	return Spec{Op: op, Path: path, Payload: payload, Writers: writers, Pace: pace, PerWriter: m, Warmup: WarmupFor(writers)}
+	return Spec{Op: op, Path: path, Payload: payload, Writers: writers, WriterKind: KindActor, Receivers: ReceiversPerWriter,
+		Pace: pace, PerWriter: m, Warmup: WarmupFor(writers)}
 }
 
-// Quick is `make bench-quick`: unpaced send and call at 1,000 writers on
-// every path (data payload), and the paced send sweep for native and
+// gpoint is an unpaced point with goroutine writers.
+func gpoint(op, path, payload string, writers int, receivers string, m int) Spec {
+	return Spec{Op: op, Path: path, Payload: payload, Writers: writers, WriterKind: KindGoroutine, Receivers: receivers,
+		PerWriter: m, Warmup: WarmupFor(writers)}
+}
+
+// withLean is Paths and the lean reference.
+func withLean() []string { return append(append([]string(nil), Paths...), PathLean) }
+
+// serviceShaped are the points of issue 13's workload that look like Go
+// services, with their operations per writer: goroutine writers through
+// the root handle (bytes to one receiver and to one per writer; data to
+// one receiver, beside the lean reference), the data payload generated
+// with vtprotobuf (writer actors), calls from goroutines, and the single
+// caller.
+func serviceShaped(sendM, bytesM, callM, oneCallerM int) []Spec {
+	var out []Spec
+	for _, path := range Paths {
+		out = append(out, point(OpSend, path, "data-vt", 1000, 0, sendM))
+	}
+	for _, path := range withLean() {
+		out = append(out, gpoint(OpSend, path, "bytes", 1000, ReceiversOne, bytesM))
+	}
+	for _, path := range Paths {
+		out = append(out, gpoint(OpSend, path, "bytes", 1000, ReceiversPerWriter, bytesM))
+	}
+	for _, path := range withLean() {
+		out = append(out, gpoint(OpSend, path, "data", 1000, ReceiversOne, sendM))
+	}
+	for _, path := range Paths {
+		out = append(out, gpoint(OpCall, path, "data", 1000, ReceiversPerWriter, callM))
+	}
+	for _, path := range Paths {
+		out = append(out, gpoint(OpCall, path, "bytes", 1, ReceiversPerWriter, oneCallerM))
+	}
+	return out
+}
+
+// Quick is `make bench-quick`: every point issue 13's targets need.
+// Unpaced send and call at 1,000 writer actors on every path (data; send
+// also data-vt), the service-shaped goroutine points with the lean
+// reference, the single caller, and the paced send sweep for native and
 // pooled.
 func Quick() Set {
-	s := Set{Name: "quick", Rounds: 3, RawFrames: 4_000_000}
+	s := Set{Name: "quick", Rounds: 3, RawFrames: 4_000_000, RawRTTs: quickOneCallerM}
 	for _, path := range Paths {
 		s.Points = append(s.Points, point(OpSend, path, "data", 1000, 0, quickSendM))
 	}
 	for _, path := range Paths {
 		s.Points = append(s.Points, point(OpCall, path, "data", 1000, 0, quickCallM))
 	}
+	s.Points = append(s.Points, serviceShaped(quickSendM, quickBytesSendM, quickCallM, quickOneCallerM)...)
 	for _, n := range []int{1000, 10000, 50000, 100000} {
 		for _, path := range []string{PathNative, PathPooled} {
 			s.Points = append(s.Points, point(OpSend, path, "data", n, PacedPace, QuickM))
@@ -60,12 +109,13 @@ func Quick() Set {
 	return s
 }
 
-// Full is `make bench`: unpaced send and call at 1,000 writers on every
-// payload and path, unpaced cast with the data payload; the paced send
-// sweep (1,000 to 150,000 writers) on every path, and paced cast and call
-// at 10,000 and 100,000 writers on every path.
+// Full is `make bench`: unpaced send and call at 1,000 writer actors on
+// every payload and path, unpaced cast with the data payload, the
+// service-shaped points (as in Quick, more operations); the paced send
+// sweep (1,000 to 150,000 writers) on every path, and paced cast and
+// call at 10,000 and 100,000 writers on every path.
 func Full() Set {
-	s := Set{Name: "full", Rounds: 2, RawFrames: 8_000_000}
+	s := Set{Name: "full", Rounds: 2, RawFrames: 8_000_000, RawRTTs: 20000}
 	perWriter := map[string]map[string]int{ // unpaced M at 1,000 writers
 		OpSend: {"tiny": 1000, "data": 1000, "1KiB": 500, "100KiB": 10},
 		OpCast: {"data": 500},
@@ -82,6 +132,7 @@ func Full() Set {
 			}
 		}
 	}
+	s.Points = append(s.Points, serviceShaped(1000, 2000, 200, 20000)...)
 	for _, n := range []int{1000, 10000, 50000, 100000, 150000} {
 		for _, path := range Paths {
 			s.Points = append(s.Points, point(OpSend, path, "data", n, PacedPace, FullM))

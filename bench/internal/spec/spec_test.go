@@ -6,7 +6,7 @@ import (
 )
 
 func TestSpecArithmetic(t *testing.T) {
-	s := Spec{Op: OpSend, Path: PathPooled, Payload: "data", Writers: 100000, Pace: 2 * time.Second, PerWriter: 5}
+	s := point(OpSend, PathPooled, "data", 100000, 2*time.Second, 5)
 	if s.IntendedPerS() != 50000 || s.Ideal() != 10*time.Second || s.Total() != 500_000 {
 		t.Fatalf("intended %v ideal %v total %d", s.IntendedPerS(), s.Ideal(), s.Total())
 	}
@@ -35,7 +35,8 @@ func TestSetsAreValidAndQuickHasTheRequiredPoints(t *testing.T) {
 	q := Quick()
 	has := func(op, path string, writers int, paced bool) bool {
 		for _, p := range q.Points {
-			if p.Op == op && p.Path == path && p.Writers == writers && p.Paced() == paced && p.Payload == "data" {
+			if p.Op == op && p.Path == path && p.Writers == writers && p.Paced() == paced && p.Payload == "data" &&
+				p.WriterKind == KindActor && p.Receivers == ReceiversPerWriter {
 				return true
 			}
 		}
@@ -79,14 +80,74 @@ func TestOrderInterleavesAndRotates(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	ok := gpoint(OpSend, PathLean, "bytes", 10, ReceiversOne, 1)
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	bad := []Spec{
-		{Op: "poke", Path: PathNative, Writers: 1, PerWriter: 1},
-		{Op: OpSend, Path: "smoke", Writers: 1, PerWriter: 1},
-		{Op: OpSend, Path: PathNative, Writers: 0, PerWriter: 1},
+		{Op: "poke", Path: PathNative, Writers: 1, PerWriter: 1, WriterKind: KindActor, Receivers: ReceiversOne},
+		{Op: OpSend, Path: "smoke", Writers: 1, PerWriter: 1, WriterKind: KindActor, Receivers: ReceiversOne},
+		{Op: OpSend, Path: PathNative, Writers: 0, PerWriter: 1, WriterKind: KindActor, Receivers: ReceiversOne},
+		{Op: OpSend, Path: PathNative, Writers: 1, PerWriter: 1, Receivers: ReceiversOne},
+		{Op: OpSend, Path: PathNative, Writers: 1, PerWriter: 1, WriterKind: KindActor},
+		{Op: OpSend, Path: PathNative, Writers: 1, PerWriter: 1, WriterKind: KindGoroutine, Receivers: ReceiversOne, Pace: time.Second},
+		gpoint(OpCall, PathLean, "bytes", 10, ReceiversOne, 1),
+		gpoint(OpSend, PathLean, "bytes", 10, ReceiversPerWriter, 1),
+		point(OpSend, PathLean, "bytes", 10, 0, 1),
 	}
 	for _, s := range bad {
 		if s.Validate() == nil {
 			t.Errorf("%+v accepted", s)
 		}
+	}
+}
+
+// TestGroupsSeparateWriterKindsAndReceivers: points that differ in what
+// the writers are, or whom they send to, are not compared side by side.
+func TestGroupsSeparateWriterKindsAndReceivers(t *testing.T) {
+	a := point(OpSend, PathPooled, "bytes", 1000, 0, 1)
+	b := gpoint(OpSend, PathPooled, "bytes", 1000, ReceiversPerWriter, 1)
+	c := gpoint(OpSend, PathPooled, "bytes", 1000, ReceiversOne, 1)
+	d := gpoint(OpSend, PathLean, "bytes", 1000, ReceiversOne, 1)
+	if a.Group() == b.Group() || b.Group() == c.Group() || c.Group() != d.Group() {
+		t.Fatalf("groups %q %q %q %q", a.Group(), b.Group(), c.Group(), d.Group())
+	}
+	if c.ReceiverActors() != 1 || b.ReceiverActors() != 1000 {
+		t.Fatal("receiver actors")
+	}
+}
+
+func TestQuickHasTheServiceShapedPoints(t *testing.T) {
+	q := Quick()
+	find := func(want Spec) bool {
+		for _, p := range q.Points {
+			if p.Op == want.Op && p.Path == want.Path && p.Payload == want.Payload && p.Writers == want.Writers &&
+				p.WriterKind == want.WriterKind && p.Receivers == want.Receivers && p.Paced() == want.Paced() {
+				return true
+			}
+		}
+		return false
+	}
+	for _, path := range withLean() {
+		for _, payload := range []string{"bytes", "data"} {
+			if !find(gpoint(OpSend, path, payload, 1000, ReceiversOne, 1)) {
+				t.Errorf("quick lacks send %s, goroutines, one receiver, on %s", payload, path)
+			}
+		}
+	}
+	for _, path := range Paths {
+		for _, want := range []Spec{
+			gpoint(OpSend, path, "bytes", 1000, ReceiversPerWriter, 1),
+			point(OpSend, path, "data-vt", 1000, 0, 1),
+			gpoint(OpCall, path, "data", 1000, ReceiversPerWriter, 1),
+			gpoint(OpCall, path, "bytes", 1, ReceiversPerWriter, 1),
+		} {
+			if !find(want) {
+				t.Errorf("quick lacks %s", want)
+			}
+		}
+	}
+	if q.RawRTTs <= 0 {
+		t.Error("quick has no raw ping-pong")
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// subBuckets per power of two: 16 gives at most 1/16 (6.25 %) relative
-// error on a percentile.
+// subBuckets per power of two: 128 gives buckets 1/128 of their value
+// wide, so a percentile (a bucket's midpoint) is within 0.4 % of the
+// true value: fine enough to compare a 60 µs round trip with another
+// within a few percent.
 const (
-	subBits    = 4
+	subBits    = 7
 	subBuckets = 1 << subBits
 	maxExp     = 40 // up to 2^40 ns, about 18 minutes
 	numBuckets = (maxExp + 1) * subBuckets

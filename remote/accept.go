@@ -1,0 +1,245 @@
+package remote
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+)
+
+// Until a peer has proved the cookie it costs this node a goroutine, a
+// socket and a few KiB, and anyone who can reach the listener can make
+// it pay. So the accept loop bounds that cost: handshakes in progress are
+// capped node-wide and per remote IP (a connection over a cap is closed
+// at once, without a word, and counted), each handshake has one deadline
+// for all of it (TLS included), and accept errors (running out of file
+// descriptors) back off instead of spinning, with rate-limited logs.
+
+// Accept errors back off from acceptBackoffMin, doubling up to
+// acceptBackoffMax; an accepted connection resets it.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// backoff is a doubling delay between a floor and a ceiling.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+// next is the delay before the next attempt after a failure.
+func (b *backoff) next() time.Duration {
+	switch {
+	case b.cur == 0:
+		b.cur = b.min
+	case b.cur < b.max:
+		b.cur = min(2*b.cur, b.max)
+	}
+	return b.cur
+}
+
+// reset starts over from the floor after a success.
+func (b *backoff) reset() { b.cur = 0 }
+
+// logLimiter lets through at most burst lines per interval and counts
+// the rest, so a peer (or a broken listener) cannot fill the disk: the
+// next line let through reports how many were suppressed.
+type logLimiter struct {
+	every time.Duration
+	burst int
+
+	mu         sync.Mutex // protects following
+	start      time.Time  // of the current interval
+	n          int        // lines let through in it
+	suppressed int        // since the last line let through
+}
+
+// allow reports whether a line may be logged now, and how many were
+// suppressed before it.
+func (r *logLimiter) allow(now time.Time) (ok bool, suppressed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.start) >= r.every {
+		r.start, r.n = now, 0
+	}
+	if r.n >= r.burst {
+		r.suppressed++
+		return false, 0
+	}
+	r.n++
+	suppressed, r.suppressed = r.suppressed, 0
+	return true, suppressed
+}
+
+// handshakeGate counts handshakes in progress, node-wide and per remote
+// IP, and refuses entry over either cap.
+type handshakeGate struct {
+	max, perIP int
+
+	mu    sync.Mutex // protects following
+	total int
+	byIP  map[string]int
+}
+
+func newHandshakeGate(max, perIP int) *handshakeGate {
+	return &handshakeGate{max: max, perIP: perIP, byIP: make(map[string]int)}
+}
+
+// enter admits one handshake from ip, or reports false at a cap.
+func (g *handshakeGate) enter(ip string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.total >= g.max || g.byIP[ip] >= g.perIP {
+		return false
+	}
+	g.total++
+	g.byIP[ip]++
+	return true
+}
+
+// leave ends a handshake admitted by enter.
+func (g *handshakeGate) leave(ip string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.total--
+	if g.byIP[ip]--; g.byIP[ip] <= 0 {
+		delete(g.byIP, ip)
+	}
+}
+
+func (g *handshakeGate) inProgress() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.total
+}
+
+// remoteIP is the host part of conn's remote address (the whole address
+// when it has no port, as on an in-memory network).
+func remoteIP(conn net.Conn) string {
+	a := conn.RemoteAddr()
+	if a == nil {
+		return ""
+	}
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+func (n *Node) acceptLoop() {
+	defer n.wg.Done()
+	bo := backoff{min: acceptBackoffMin, max: acceptBackoffMax}
+	for {
+		conn, err := n.ln.Accept()
+		if err != nil {
+			select {
+			case <-n.stop:
+				return
+			default:
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			n.stats.acceptErrors.Add(1)
+			wait := bo.next()
+			if ok, suppressed := n.acceptLog.allow(time.Now()); ok {
+				n.log.Warn("accept failed; backing off", "err", err, "retry_in", wait, "suppressed", suppressed)
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-n.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		bo.reset()
+		ip := remoteIP(conn)
+		if !n.gate.enter(ip) {
+			n.stats.handshakesShed.Add(1)
+			_ = conn.Close()
+			if ok, suppressed := n.shedLog.allow(time.Now()); ok {
+				n.log.Warn("connection closed: too many handshakes in progress", "remote", conn.RemoteAddr().String(),
+					"in_progress", n.gate.inProgress(), "max", n.cfg.MaxHandshakes, "max_per_ip", n.cfg.MaxHandshakesPerIP, "suppressed", suppressed)
+			}
+			continue
+		}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			defer n.gate.leave(ip)
+			n.accept(conn)
+		}()
+	}
+}
+
+// accept authenticates an inbound connection and attaches it. One
+// deadline bounds all of it: TLS, the hello exchange and admission.
+func (n *Node) accept(conn net.Conn) {
+	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
+	_ = conn.SetDeadline(deadline)
+	remote := conn.RemoteAddr().String()
+	var state *tls.ConnectionState
+	if n.cfg.TLSServer != nil {
+		tc := tls.Server(conn, n.cfg.TLSServer)
+		if err := tc.Handshake(); err != nil {
+			n.stats.handshakeFailures.Add(1)
+			n.logRefused(remote, "", err)
+			conn.Close()
+			return
+		}
+		st := tc.ConnectionState()
+		state = &st
+		conn = tc
+	}
+	self := n.helloFor(roleNative, 0, "", 0)
+	var l *link
+	var old *peer
+	// Admission runs once the client has proved the cookie. The link is
+	// registered before the welcome is sent: a node that has begun
+	// closing refuses, so a client never sends on a link this node will
+	// not read.
+	admit := func(cli *hello) *refusal {
+		if r := n.checkClient(cli); r != nil {
+			return r
+		}
+		if r := n.verifyIdentity(cli.Node, state); r != nil {
+			return r
+		}
+		var err error
+		if l, old, err = n.register(conn, *cli, false, 0); err != nil {
+			var r *refusal
+			if errors.As(err, &r) {
+				return r
+			}
+			return refuse(codeRefused, "%v", err)
+		}
+		return nil
+	}
+	cli, err := serverHandshake(conn, n.cookie, self, deadline, admit)
+	if err != nil {
+		n.stats.handshakeFailures.Add(1)
+		n.logRefused(remote, cli.Node, err)
+		if l != nil {
+			l.close(err) // registered, but the welcome could not be sent
+			l.peer.forgetDialed(l)
+		}
+		conn.Close()
+		return
+	}
+	n.activate(l, old)
+}
+
+// logRefused logs a failed inbound handshake, rate-limited: anyone can
+// make a node refuse them.
+func (n *Node) logRefused(remote, peer string, err error) {
+	if ok, suppressed := n.refusedLog.allow(time.Now()); ok {
+		n.log.Warn("link refused", "remote", remote, "peer", peer, "reason", err, "suppressed", suppressed)
+	}
+}
