@@ -98,7 +98,7 @@ func (m *mailbox) push(ctx context.Context, env envelope, force bool) (schedule 
 // and whether the caller must start a run; err says why the rest were not.
 // It returns early, with no error, rather than wait for room after it
 // kicked the mailbox: the caller starts the run (which makes the room) and
-// calls again with the rest.
+// calls again with the rest. ctx bounds a wait for room.
 func (m *mailbox) pushRun(ctx context.Context, msgs []any, senders []PID) (n int, schedule bool, err error) {
 	m.mu.Lock()
 	for n < len(msgs) {
@@ -129,14 +129,10 @@ func (m *mailbox) pushRun(ctx context.Context, msgs []any, senders []PID) (n int
 			}
 			room := m.room
 			m.mu.Unlock()
-			if ctx == nil {
-				<-room
-			} else {
-				select {
-				case <-room:
-				case <-ctx.Done():
-					return n, schedule, ctx.Err()
-				}
+			select {
+			case <-room:
+			case <-ctx.Done():
+				return n, schedule, ctx.Err()
 			}
 			m.mu.Lock()
 			continue

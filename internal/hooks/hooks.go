@@ -7,8 +7,7 @@ package hooks
 // that queues msgs, in order, for one local actor: the one registered as
 // name when name is not empty, else to; senders[i] is msgs[i]'s sender.
 // One lookup and one mailbox lock for the whole run (more only while a
-// bounded Block mailbox makes it wait for room; ctx, when not nil, bounds
-// that wait). It returns how many were queued, and why the rest were not
+// bounded Block mailbox makes it wait for room; ctx bounds that wait). It returns how many were queued, and why the rest were not
 // (ErrNoProcess, ErrMailboxFull, ctx's error): the caller accounts for
 // msgs[n:].
 var DeliverRun any
