@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-short vet fmt-check demo demo-patterns demo-cluster demo-services failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-chaos test-short test-protoactor vet fmt-check demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), then the chaos suite without its soak
-test: vet fmt-check
+## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -16,6 +16,10 @@ test: vet fmt-check
 CHAOS_SOAK ?= 10m
 test-chaos: vet fmt-check
 	scripts/chaos.sh -chaos.soak=$(CHAOS_SOAK)
+
+## test-protoactor: the protoactor-go bridge (its own module, protoactor/): vet, gofmt check, every test with -race
+test-protoactor:
+	cd protoactor && $(GO) vet ./... && test -z "$$(gofmt -l .)" && $(GO) test -race -count=1 ./...
 
 ## test-short: the unit tests only, no Consul agent, no -race
 test-short:
@@ -46,6 +50,10 @@ demo-cluster:
 ## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
 demo-services:
 	$(GO) run ./examples/services
+
+## demo-protoactor: protoactor-go actors over mailroom's remote: a child node SIGKILLed under 1,000 pending futures
+demo-protoactor:
+	cd protoactor && $(GO) run ./examples/protoactor
 
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:

@@ -281,9 +281,11 @@ func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello,
 		return nil, hello{}, err
 	}
 	// The handshake reads and writes with deadlines; ctx ending closes
-	// the connection under it.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	srv, conn, err := n.dialHandshake(conn, h)
+	// the connection under it (the raw one: conn is reassigned below, and
+	// the AfterFunc runs on its own goroutine).
+	raw := conn
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	srv, conn, err := n.dialHandshake(raw, h)
 	if !stop() && err == nil {
 		err = fmt.Errorf("%w: %w", ErrHandshake, ctx.Err())
 	}
