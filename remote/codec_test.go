@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -82,4 +83,19 @@ func TestNestsFindsCyclesOfTypes(t *testing.T) {
 	require.True(t, nests((&structpb.Value{}).ProtoReflect().Descriptor()), "Value holds a Struct of Values")
 	require.True(t, nests((&structpb.Struct{}).ProtoReflect().Descriptor()), "through a map")
 	require.True(t, nests((&descriptorpb.FileDescriptorProto{}).ProtoReflect().Descriptor()), "a message type holds nested message types")
+}
+
+// TestTheInternerIsBoundedAgainstAPeerInventingNames: a peer chooses the
+// names a link's reader interns; past the bound they are plain strings.
+func TestTheInternerIsBoundedAgainstAPeerInventingNames(t *testing.T) {
+	var in interner
+	for i := range 5 * internMax {
+		name := strconv.Itoa(i) + string(make([]byte, 100))
+		require.Equal(t, name, in.get([]byte(name)))
+	}
+	require.LessOrEqual(t, len(in.m), internMax)
+	require.LessOrEqual(t, in.bytes, internMaxBytes)
+	// A name seen before the bound is still the same string.
+	first := in.get([]byte("0" + string(make([]byte, 100))))
+	require.Equal(t, "0"+string(make([]byte, 100)), first)
 }

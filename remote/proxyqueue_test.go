@@ -189,3 +189,24 @@ func TestProxyQueueCutsCallsAbandonedWhileQueued(t *testing.T) {
 	require.Equal(t, []string{"send:10", "call:1", "send:11", "send:12", "call:3", "send:13"}, kinds)
 	require.True(t, calls[1].wasSent() && calls[3].wasSent())
 }
+
+func TestProxyQueueKeepsOneSmallBufferWhenIdle(t *testing.T) {
+	q, _ := queueFor(queueOptions{batch: 100})
+	big := make([]byte, 2000)
+	copy(big, sendEntry(t, 1))
+	for range 1000 {
+		require.NoError(t, q.push(big, nil, false))
+	}
+	batches := q.take(nil)
+	require.Len(t, batches, 10)
+	for _, bb := range batches {
+		q.done(bb)
+	}
+	require.False(t, q.idle())
+	require.LessOrEqual(t, len(q.spare), 1, "an idle queue keeps at most one buffer")
+	for _, bb := range q.spare {
+		require.LessOrEqual(t, cap(bb.b), idleSpareCap)
+	}
+	_, held := q.depth()
+	require.Zero(t, held)
+}
