@@ -11,9 +11,11 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -22,12 +24,22 @@ func TestMain(m *testing.M) {
 		if o.Extra["pool"] == "off" {
 			return nil
 		}
-		_, err := Start(n, Config{})
-		return err
+		m, err := Start(n, Config{})
+		if err != nil {
+			return err
+		}
+		return sys.Register(poolStatusFn, func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			info, _ := m.ConnectionInfo(arg.(*testpb.Echo).Text)
+			return &testpb.Echo{N: int64(info.Status)}, nil
+		})
 	})
 	testnode.MaybeRunChild()
 	goleak.VerifyTestMain(m)
 }
+
+// poolStatusFn is a child's function answering Echo{N: Status} of its
+// connection to the node named in Text.
+const poolStatusFn = "pool_status"
 
 // tnode is an in-process node with a proxy pool.
 type tnode struct {
