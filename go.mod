@@ -4,6 +4,7 @@ go 1.26.7
 
 require (
 	github.com/hashicorp/consul/api v1.34.5
+	github.com/planetscale/vtprotobuf v0.6.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

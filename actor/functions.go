@@ -64,6 +64,8 @@ func (s *System) Function(name string) (Handler, bool) {
 // ends, or when the node incarnation that took the call leaves
 // (ErrNodeDown). A ctx deadline travels with the call; the callee does not
 // start work whose deadline has passed (ErrDeadlineExceeded, not executed).
+// Calls through the System's own methods need no order between them and
+// spread over every proxy of a proxy pool (see Request).
 func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
 	return s.call(ctx, PID{}, node, fn, arg)
 }

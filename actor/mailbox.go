@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -89,6 +90,67 @@ func (m *mailbox) push(ctx context.Context, env envelope, force bool) (schedule 
 	schedule = m.kick()
 	m.mu.Unlock()
 	return schedule, nil
+}
+
+// pushRun appends msgs (from senders) to the user lane in order, under one lock while
+// they fit (a bounded mailbox takes what fits, then as push: FailFast
+// refuses the rest, Block waits for room). It returns how many it queued
+// and whether the caller must start a run; err says why the rest were not.
+// It returns early, with no error, rather than wait for room after it
+// kicked the mailbox: the caller starts the run (which makes the room) and
+// calls again with the rest. ctx bounds a wait for room.
+func (m *mailbox) pushRun(ctx context.Context, msgs []any, senders []PID) (n int, schedule bool, err error) {
+	m.mu.Lock()
+	for n < len(msgs) {
+		if m.closed {
+			m.mu.Unlock()
+			return n, schedule, ErrNoProcess
+		}
+		k := len(msgs) - n
+		if m.bound > 0 {
+			k = min(k, m.bound-int(m.pending.Load()))
+		}
+		if k <= 0 {
+			if m.policy == FailFast {
+				m.mu.Unlock()
+				return n, schedule, ErrMailboxFull
+			}
+			if schedule {
+				m.mu.Unlock()
+				return n, true, nil
+			}
+			// As in push: announce the wait, then look again.
+			m.waiting.Store(true)
+			if m.pending.Load() < int64(m.bound) {
+				continue
+			}
+			if m.room == nil {
+				m.room = make(chan struct{})
+			}
+			room := m.room
+			m.mu.Unlock()
+			select {
+			case <-room:
+			case <-ctx.Done():
+				return n, schedule, ctx.Err()
+			}
+			m.mu.Lock()
+			continue
+		}
+		if m.bound > 0 {
+			m.pending.Add(int64(k))
+		}
+		m.user = slices.Grow(m.user, k)
+		for i := n; i < n+k; i++ {
+			m.user = append(m.user, envelope{msg: msgs[i], sender: senders[i]})
+		}
+		n += k
+		if m.kick() {
+			schedule = true
+		}
+	}
+	m.mu.Unlock()
+	return n, schedule, nil
 }
 
 // pushSys appends to the system lane; never refused unless closed.

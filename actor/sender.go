@@ -10,7 +10,9 @@ import (
 // its own (a PID that names no actor), so its messages to one target keep
 // their order, and a proxy pool shards it like an actor. Make one per
 // goroutine that needs ordering; the System's own methods use the root
-// handle (the zero PID), which is one sender too. A Sender is cheap and
+// handle (the zero PID), which is one sender too for its sends and casts
+// (its blocking calls and requests keep no order between them and spread
+// over a pool's proxies). A Sender is cheap and
 // safe for concurrent use, but ordering holds only within one goroutine.
 //
 // The target sees the handle's PID as Context.Sender; it cannot receive

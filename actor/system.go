@@ -133,6 +133,11 @@ func (s *System) NumActors() int { return s.procs.count() }
 // letter: counted, offered to subscribers, never silent. Remote messages
 // must be proto.Message values. With a bounded Block mailbox Send waits
 // for room.
+//
+// The System's own methods are one sender, the root handle: its sends
+// (Send, SendNamed, Cast) keep their order, and so travel through one
+// proxy of a proxy pool. Goroutines that send in parallel and each need
+// their own order should each use a handle of their own (NewSender).
 func (s *System) Send(to PID, msg any) { s.send(PID{}, to, msg) }
 
 // TrySend is Send that reports why a message could not be queued
@@ -147,6 +152,11 @@ func (s *System) SendNamed(node, name string, msg any) { s.sendNamed(PID{}, node
 // Context.Respond. There is no default timeout: it ends with the answer,
 // when ctx ends, or when the target dies (ErrNoProcess) or its node
 // incarnation leaves (ErrNodeDown).
+//
+// Requests (and calls) made through the System's own methods from
+// different goroutines need no order between them: toward a node with a
+// proxy pool they spread over every proxy. Use a Sender handle (NewSender)
+// when a request must follow that handle's earlier sends in order.
 func (s *System) Request(ctx context.Context, to PID, msg any) (any, error) {
 	return s.request(ctx, PID{}, to, msg)
 }

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 
+	"github.com/mailroom-go/mailroom/internal/hooks"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -67,6 +68,34 @@ func (s *System) DeliverNamed(ctx context.Context, sender PID, name string, msg 
 		return ErrNoProcess
 	}
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
+}
+
+func init() { hooks.DeliverRun = (*System).deliverRun }
+
+// deliverRun is hooks.DeliverRun: a transport hands a run of messages
+// for one local actor with one lookup and one mailbox lock.
+func (s *System) deliverRun(ctx context.Context, to PID, name string, msgs []any, senders []PID) (int, error) {
+	var p *process
+	if name != "" {
+		p = s.names.get(name)
+	} else if to.Node == s.name {
+		p = s.local(to)
+	}
+	if p == nil {
+		return 0, ErrNoProcess
+	}
+	n := 0
+	var err error
+	for n < len(msgs) && err == nil {
+		var k int
+		var sched bool
+		k, sched, err = p.mb.pushRun(ctx, msgs[n:], senders[n:])
+		n += k
+		if sched {
+			go p.run()
+		}
+	}
+	return n, err
 }
 
 // Inject queues msg for the local actor to, ignoring its mailbox bound:

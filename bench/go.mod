@@ -2,11 +2,15 @@ module github.com/mailroom-go/mailroom/bench
 
 go 1.26.7
 
-replace github.com/mailroom-go/mailroom => ../
+replace (
+	github.com/mailroom-go/mailroom => ../
+	github.com/mailroom-go/mailroom/protoactor => ../protoactor
+)
 
 require (
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/mailroom-go/mailroom v0.0.0-00010101000000-000000000000
+	github.com/mailroom-go/mailroom/protoactor v0.0.0-00010101000000-000000000000
 	google.golang.org/protobuf v1.36.12
 )
 

@@ -19,13 +19,14 @@ type Config struct {
 	// anything). Default 1000. Read each time a pool is built, so
 	// SetBatchSize affects the next build.
 	BatchSize int
-	// ProxyQueue bounds each proxy's mailbox in messages. Default 65536.
+	// ProxyQueue bounds each proxy's queue in messages (waiting or being
+	// written). Default 65536.
 	ProxyQueue int
 	// ProxyQueueBytes bounds the encoded bytes waiting in each proxy, so
 	// large payloads cannot grow memory past it. Default 32 MiB. The same
 	// Policy applies when it is full.
 	ProxyQueueBytes int
-	// Policy applies when a proxy's mailbox is full: Block makes the
+	// Policy applies when a proxy's queue is full: Block makes the
 	// caller wait (the default), FailFast returns actor.ErrOverloaded.
 	Policy actor.MailboxPolicy
 	// ManualConnect, when true, leaves connecting to the caller

@@ -11,6 +11,10 @@
 //   - a caller is mapped to a proxy by hashing its identity (an actor's
 //     PID; outside actors, an actor.Sender handle's PID; the System's own
 //     methods are one sender), so one caller keeps one proxy and its order;
+//     the exception is the blocking calls and requests made through the
+//     System's own methods (System.Call, Request, RequestNamed from plain
+//     goroutines, e.g. HTTP handlers): they need no order between them and
+//     take the proxies in turn;
 //   - a proxy blocks only when it has nothing; once it has one message it
 //     takes whatever else is waiting, up to BatchSize, writes it as one
 //     frame, and blocks in that write: backpressure from the link is the
@@ -41,9 +45,10 @@
 //
 // # The caller's duties
 //
-//   - Give code outside actors its own actor.Sender handle per goroutine
-//     that needs parallelism; all calls through the System's own methods
-//     are one sender and so share one proxy.
+//   - Give code outside actors its own actor.Sender handle
+//     (System.NewSender) per goroutine that sends in parallel and needs its
+//     own order: sends and casts through the System's own methods are one
+//     sender and so share one proxy (their calls and requests spread).
 //   - Choose ProxyQueue and Policy: a full proxy makes callers wait
 //     (Block) or fail fast with actor.ErrOverloaded (FailFast); memory is
 //     bounded either way.

@@ -11,9 +11,11 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestMain(m *testing.M) {
@@ -22,12 +24,22 @@ func TestMain(m *testing.M) {
 		if o.Extra["pool"] == "off" {
 			return nil
 		}
-		_, err := Start(n, Config{})
-		return err
+		m, err := Start(n, Config{})
+		if err != nil {
+			return err
+		}
+		return sys.Register(poolStatusFn, func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			info, _ := m.ConnectionInfo(arg.(*testpb.Echo).Text)
+			return &testpb.Echo{N: int64(info.Status)}, nil
+		})
 	})
 	testnode.MaybeRunChild()
 	goleak.VerifyTestMain(m)
 }
+
+// poolStatusFn is a child's function answering Echo{N: Status} of its
+// connection to the node named in Text.
+const poolStatusFn = "pool_status"
 
 // tnode is an in-process node with a proxy pool.
 type tnode struct {
@@ -41,6 +53,7 @@ type nodeOpts struct {
 	poolSize int
 	cfg      Config
 	seeds    []string
+	inflight int // remote.Config.MaxInflightPerPeer; 0 the default
 }
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
@@ -48,7 +61,7 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
-	n, err := remote.Start(sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds})
+	n, err := remote.Start(sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
 	require.NoError(t, err)
 	m, err := Start(n, o.cfg)
 	require.NoError(t, err)

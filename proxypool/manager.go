@@ -181,11 +181,7 @@ func (m *Manager) Stats(node string) Stats {
 	}
 	if pool := m.node.Route(node); pool != nil {
 		s.QueueBytes = pool.QueuedBytes()
-		for _, p := range pool.Proxies() {
-			if n := m.sys.MailboxLen(p); n > 0 {
-				s.QueueDepth += n
-			}
-		}
+		s.QueueDepth = pool.QueueDepth()
 	}
 	m.mu.Lock()
 	if d := m.dead[node]; d != nil {

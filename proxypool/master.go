@@ -183,21 +183,24 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 	}
 	batch := int(ms.m.batch.Load())
 	proxies := make([]actor.PID, 0, len(b.links))
+	links := make([]*remote.PoolLink, 0, len(b.links))
 	ms.proxies = make(map[actor.PID]bool, len(b.links))
 	for _, l := range b.links {
 		if ms.m.onLink != nil {
 			ms.m.onLink(l)
 		}
-		pid, err := c.Spawn(proxyProps(ms.m, l, batch))
+		pid, err := c.Spawn(proxyProps(ms.m, l))
 		if err != nil {
 			l.Close(err)
 			continue
 		}
 		proxies = append(proxies, pid)
+		links = append(links, l)
 		ms.proxies[pid] = true
 	}
 	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies, remote.PoolOptions{
-		QueueBytes: ms.m.cfg.ProxyQueueBytes, FailFast: ms.m.cfg.Policy == actor.FailFast, Links: b.links,
+		Links: links, QueueEntries: ms.m.cfg.ProxyQueue, QueueBytes: ms.m.cfg.ProxyQueueBytes,
+		BatchSize: batch, FailFast: ms.m.cfg.Policy == actor.FailFast,
 	})
 	if err != nil || len(proxies) != len(b.links) {
 		for pid := range ms.proxies {
@@ -249,7 +252,7 @@ func (ms *master) teardown(c *actor.Context, reason error, drain bool) []chan st
 	for pid := range ms.proxies {
 		if drain {
 			d := make(chan struct{})
-			if c.System().Inject(pid, drainMsg{done: d}) == nil { // behind all it holds
+			if c.System().Inject(pid, drainMsg{done: d}) == nil {
 				drained = append(drained, d)
 				continue
 			}

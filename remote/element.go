@@ -1,9 +1,11 @@
 package remote
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
 )
 
 // Element is one decoded message: a whole frame, or one entry of a batch.
@@ -25,6 +27,11 @@ type Element struct {
 	Control  *Control  // control frames
 	Reason   string    // goodbye
 	Clean    bool      // goodbye: every call and request taken on this link was answered before it
+
+	// msg, when set on an element being encoded, is the payload itself:
+	// it is marshalled straight into the frame (Type names it, Payload is
+	// unused). Only the encode functions that return an error take it.
+	msg proto.Message
 }
 
 // Status is a reply's outcome class on the wire.
@@ -45,6 +52,12 @@ type ends struct {
 	selfInc  uint64
 	peerNode string
 	peerInc  uint64
+	// in interns the names decoded with these ends: set on a link's, whose
+	// reader alone decodes with it.
+	in *interner
+	// maxMsg, when not 0, bounds a message this side encodes (el.msg):
+	// MaxMessageSize, which the peer would refuse anyway.
+	maxMsg int
 }
 
 const (
@@ -77,7 +90,7 @@ func (e *ends) readPID(d *dec) actor.PID {
 	case pidReader:
 		return actor.PID{Node: e.selfNode, Incarnation: e.selfInc, ID: d.uvarint("pid id")}
 	case pidExplicit:
-		node := d.str("pid node")
+		node := d.name("pid node")
 		inc := d.u64("pid incarnation")
 		return actor.PID{Node: node, Incarnation: inc, ID: d.uvarint("pid id")}
 	default:
@@ -103,7 +116,7 @@ func (e *ends) readTarget(d *dec, el *Element) {
 	case targetPID:
 		el.To = e.readPID(d)
 	case targetName:
-		el.ToName = d.str("target name")
+		el.ToName = d.name("target name")
 		if el.ToName == "" && d.err == nil {
 			d.malformed("empty target name")
 		}
@@ -112,37 +125,42 @@ func (e *ends) readTarget(d *dec, el *Element) {
 	}
 }
 
-// appendBody encodes el's body (no kind, no length) for its kind.
+// appendBody encodes el's body (no kind, no length) for its kind; its
+// payload, if any, must already be bytes (el.msg nil: see encodeBody).
 func (e *ends) appendBody(dst []byte, el *Element) []byte {
+	dst, _ = e.encodeBody(dst, el)
+	return dst
+}
+
+// encodeBody is appendBody for any element: a message in el.msg is
+// encoded in place. On an error (it wraps actor.ErrBadMessage) the bytes
+// appended so far are left in the result; callers drop it.
+func (e *ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
+	var err error
 	switch el.Kind {
 	case KindSend:
 		dst = e.appendTarget(dst, el.To, el.ToName)
 		dst = e.appendPID(dst, el.Sender)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = e.payload(dst, el)
 	case KindCast:
 		dst = appendString(dst, el.Fn)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = e.payload(dst, el)
 	case KindCall:
 		dst = appendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
 		dst = appendString(dst, el.Fn)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = e.payload(dst, el)
 	case KindRequest:
 		dst = appendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
 		dst = e.appendTarget(dst, el.To, el.ToName)
 		dst = e.appendPID(dst, el.Sender)
-		dst = appendString(dst, el.Type)
-		dst = appendBytes(dst, el.Payload)
+		dst, err = e.payload(dst, el)
 	case KindReply:
 		dst = appendUvarint(dst, el.ID)
 		dst = append(dst, byte(el.Status))
 		if el.Status == StatusOK {
-			dst = appendString(dst, el.Type)
-			dst = appendBytes(dst, el.Payload)
+			dst, err = e.payload(dst, el)
 		} else {
 			dst = appendString(dst, el.Code)
 			dst = appendString(dst, el.Message)
@@ -160,25 +178,67 @@ func (e *ends) appendBody(dst []byte, el *Element) []byte {
 			dst = append(dst, 0)
 		}
 	}
-	return dst
+	return dst, err
 }
 
-// AppendFrame encodes el as one whole frame.
+// payload is appendPayload, refusing a message (el.msg) larger than
+// maxMsg: the peer would refuse it before decoding it.
+func (e *ends) payload(dst []byte, el *Element) ([]byte, error) {
+	mark := len(dst)
+	out, err := appendPayload(dst, el)
+	if err != nil || e.maxMsg == 0 || el.msg == nil || len(out)-mark <= e.maxMsg {
+		return out, err
+	}
+	// The message's length follows the type name.
+	typLen := len(appendString(nil, el.Type))
+	size, k := binary.Uvarint(out[mark+typLen:])
+	if k > 0 && size > uint64(e.maxMsg) {
+		return out[:mark], fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Type, size, e.maxMsg)
+	}
+	return out, nil
+}
+
+// appendFrame encodes el as one whole frame; its payload, if any, must
+// already be bytes (see encodeFrame).
 func (e *ends) appendFrame(dst []byte, el *Element) []byte {
 	dst, start := beginFrame(dst, el.Kind)
 	dst = e.appendBody(dst, el)
 	return endFrame(dst, start)
 }
 
-// appendElement encodes el as one batch entry: kind, body length, body.
+// encodeFrame is appendFrame for any element (a message in el.msg is
+// encoded in place). On an error dst is returned as it was given.
+func (e *ends) encodeFrame(dst []byte, el *Element) ([]byte, error) {
+	mark := len(dst)
+	dst, start := beginFrame(dst, el.Kind)
+	dst, err := e.encodeBody(dst, el)
+	if err != nil {
+		return dst[:mark], err
+	}
+	return endFrame(dst, start), nil
+}
+
+// appendElement encodes el as one batch entry: kind, body length, body;
+// its payload, if any, must already be bytes (see encodeElement).
 func (e *ends) appendElement(dst []byte, el *Element) []byte {
+	dst, _ = e.encodeElement(dst, el)
+	return dst
+}
+
+// encodeElement is appendElement for any element (a message in el.msg
+// is encoded in place). On an error dst is returned as it was given.
+func (e *ends) encodeElement(dst []byte, el *Element) ([]byte, error) {
+	mark := len(dst)
 	dst = append(dst, byte(el.Kind))
 	// Reserve a fixed 4-byte length: cheaper than encoding twice.
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
-	dst = e.appendBody(dst, el)
+	dst, err := e.encodeBody(dst, el)
+	if err != nil {
+		return dst[:mark], err
+	}
 	putU32(dst[at:], uint32(len(dst)-at-4))
-	return dst
+	return dst, nil
 }
 
 func putU32(b []byte, v uint32) {
@@ -191,29 +251,29 @@ func getU32(b []byte) uint32 {
 // decodeBody decodes the body of a frame or element of kind k.
 func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 	*el = Element{Kind: k}
-	d := dec{b: body}
+	d := dec{b: body, in: e.in}
 	switch k {
 	case KindSend:
 		e.readTarget(&d, el)
 		el.Sender = e.readPID(&d)
-		el.Type = d.str("type")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindCast:
-		el.Fn = d.str("function")
-		el.Type = d.str("type")
+		el.Fn = d.name("function")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindCall:
 		el.ID = d.uvarint("id")
 		el.Deadline = d.varint("deadline")
-		el.Fn = d.str("function")
-		el.Type = d.str("type")
+		el.Fn = d.name("function")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindRequest:
 		el.ID = d.uvarint("id")
 		el.Deadline = d.varint("deadline")
 		e.readTarget(&d, el)
 		el.Sender = e.readPID(&d)
-		el.Type = d.str("type")
+		el.Type = d.name("type")
 		el.Payload = d.bytes("payload")
 	case KindReply:
 		el.ID = d.uvarint("id")
@@ -222,7 +282,7 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 			d.malformed("reply status %d", el.Status)
 		}
 		if el.Status == StatusOK {
-			el.Type = d.str("type")
+			el.Type = d.name("type")
 			el.Payload = d.bytes("payload")
 		} else {
 			el.Code = d.str("code")

@@ -26,11 +26,18 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 		for {
 			ok, err := it.next(&el)
 			if err != nil {
+				n.flushRun(l) // what came before the bad entry is delivered
 				return n.badInput(l, err)
 			}
 			if !ok {
+				n.flushRun(l)
 				return nil
 			}
+			if el.Kind == KindSend {
+				n.addSend(l, &el) // sendrun.go
+				continue
+			}
+			n.flushRun(l)
 			if err := n.handle(l, &el); err != nil {
 				return err
 			}
@@ -83,13 +90,13 @@ func (n *Node) handle(l *link, el *Element) error {
 
 // tooLarge refuses a payload over MaxMessageSize before anything decodes
 // it (a small frame of packed varints can decode into many times its
-// size): the element is refused, counted, and the link stays up.
+// size): the element is refused, counted (TooLarge; the caller counts it
+// in BadMessages too), and the link stays up.
 func (n *Node) tooLarge(el *Element) error {
 	if len(el.Payload) <= n.cfg.MaxMessageSize {
 		return nil
 	}
 	n.stats.tooLarge.Add(1)
-	n.stats.badMessages.Add(1)
 	return fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Kind, len(el.Payload), n.cfg.MaxMessageSize)
 }
 
@@ -111,37 +118,8 @@ func (n *Node) admit(l *link, size int64) bool {
 }
 
 func (n *Node) inSend(l *link, el *Element) {
-	n.stats.received.Add(1)
-	to := el.To
-	if el.ToName != "" {
-		to = actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
-	}
-	err := n.tooLarge(el)
-	var msg proto.Message
-	if err == nil {
-		msg, err = unmarshal(n.sys.Types(), el.Type, el.Payload)
-	}
-	if err != nil {
-		n.stats.badMessages.Add(1)
-		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
-		n.sys.DeadLetter(to, el.Sender, el.Type, err)
-		return
-	}
-	// A full Block mailbox makes the link wait (backpressure), until the
-	// link itself ends. While we deliver we do not read: silence then is
-	// ours, not the peer's (its pings wait in our socket), so liveness
-	// skips it. Only deliveries are marked: a reader blocked writing a
-	// pong to a peer that stopped reading is silence.
-	l.dispatching.Store(true)
-	if el.ToName != "" {
-		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, nil)
-	} else {
-		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, nil)
-	}
-	l.dispatching.Store(false)
-	if err != nil {
-		n.sys.DeadLetter(to, el.Sender, msg, err)
-	}
+	n.addSend(l, el)
+	n.flushRun(l)
 }
 
 // inCast runs a cast once its peer's admission has room, under the
@@ -151,6 +129,7 @@ func (n *Node) inCast(l *link, el *Element) {
 	p := l.peer
 	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
 	if err := n.tooLarge(el); err != nil {
+		n.stats.badMessages.Add(1)
 		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
@@ -159,7 +138,7 @@ func (n *Node) inCast(l *link, el *Element) {
 		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
 		return
 	}
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		p.adm.release(size)
 		n.stats.badMessages.Add(1)
@@ -180,6 +159,7 @@ func (n *Node) inCall(l *link, el *Element) {
 	n.stats.received.Add(1)
 	p, id, fn := l.peer, el.ID, el.Fn
 	if err := n.tooLarge(el); err != nil {
+		n.stats.badMessages.Add(1)
 		n.refuse(l, id, "call", fn, err)
 		return
 	}
@@ -199,7 +179,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		return
 	}
 	t := &ticket{a: p.adm, size: size}
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		t.release()
 		n.stats.badMessages.Add(1)
@@ -247,10 +227,11 @@ func (n *Node) inRequest(l *link, el *Element) {
 		target = fmt.Sprintf("name %q", el.ToName)
 	}
 	if err := n.tooLarge(el); err != nil {
+		n.stats.badMessages.Add(1)
 		n.refuse(l, el.ID, "request", target, err)
 		return
 	}
-	msg, err := unmarshal(n.sys.Types(), el.Type, el.Payload)
+	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		n.refuse(l, el.ID, "request", target, err)
@@ -333,47 +314,86 @@ func (r *remoteReplier) Completed() bool { return r.done.Load() }
 // peer of l): through its pool when one is published for exactly that
 // incarnation, else on l itself; if both are gone it is a dead letter.
 // t, the call's admission ticket (nil for requests and refusals), is
-// given back once the reply is handed on: by the proxy that writes it,
-// or here.
+// given back once the reply is handed on: with the batch that carries it
+// through a pool, or here.
 func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 	el := Element{Kind: KindReply, ID: id}
 	if err != nil {
 		errorReply(&el, err)
-	} else if typ, b, merr := n.marshalOut(msg); merr != nil {
-		errorReply(&el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", merr))
-		el.Code += mayHaveSuffix // it ran; only its answer could not travel
+	} else if typ, pm, perr := payloadOf(msg); perr != nil {
+		n.badReply(&el, perr)
 	} else {
-		el.Type, el.Payload = typ, b
+		el.Type, el.msg = typ, pm // encoded in place by the path that takes it
 	}
+	err = n.routeReply(l, &el, t)
+	if errors.Is(err, actor.ErrBadMessage) && el.msg != nil {
+		// The answer itself cannot travel (it does not encode, or it is
+		// larger than a frame or MaxMessageSize): the caller learns that
+		// instead.
+		el = Element{Kind: KindReply, ID: id}
+		n.badReply(&el, err)
+		err = n.routeReply(l, &el, t)
+	}
+	if err == nil {
+		return
+	}
+	t.release()
+	p := l.peer
+	n.stats.repliesDropped.Add(1)
+	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+}
+
+// badReply makes el the error reply for an answer that could not travel.
+func (n *Node) badReply(el *Element, err error) {
+	n.stats.badMessages.Add(1)
+	errorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
+	el.Code += mayHaveSuffix // it ran; only its answer could not travel
+}
+
+// routeReply hands a reply to the caller's incarnation (the peer of l):
+// through its pool when one is published for exactly that incarnation,
+// else on l itself or another of its links. An error wrapping
+// actor.ErrBadMessage says the reply cannot be encoded; any other, that
+// no path took it. Handed on natively, t is given back; through the
+// pool, it goes with the batch.
+func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
 	p := l.peer
 	if pool := n.route(p.name); pool != nil {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			if err := pool.enqueue(id, &el, nil, true, t); err == nil {
+			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t)
+			if err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)
-				return
+				return nil
+			}
+			if errors.Is(err, actor.ErrBadMessage) {
+				return err
 			}
 		} else {
 			n.stats.guardDiverted.Add(1)
 		}
 	}
-	defer t.release()
+	var err error = errLinkClosed
 	if !l.isClosed() {
-		if _, err := l.enqueueEl(&el, true, nil); err == nil {
+		if _, err = l.enqueueEl(el, true, nil); err == nil {
 			n.stats.repliesNative.Add(1)
-			return
+			t.release()
+			return nil
+		}
+		if errors.Is(err, actor.ErrBadMessage) {
+			return err
 		}
 	}
 	if alt := p.anyLink(); alt != nil {
-		if _, err := alt.enqueueEl(&el, true, nil); err == nil {
+		if _, err = alt.enqueueEl(el, true, nil); err == nil {
 			n.stats.repliesNative.Add(1)
-			return
+			t.release()
+			return nil
 		}
 	}
-	n.stats.repliesDropped.Add(1)
-	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+	return err
 }
 
 func (n *Node) inReply(l *link, el *Element) {
@@ -424,5 +444,5 @@ func (n *Node) inControl(l *link, c *Control) {
 
 // decodeArg is used by tests and the pool worker: payload to message.
 func (n *Node) decodeArg(el *Element) (proto.Message, error) {
-	return unmarshal(n.sys.Types(), el.Type, el.Payload)
+	return n.decode(el.Type, el.Payload)
 }

@@ -62,6 +62,7 @@ type link struct {
 	barriers    []barrier     // waiting for pongs; under mu
 	lastSent    atomic.Int64  // unix ns
 	stats       linkStats
+	run         sendRun       // the reader's run of sends (sendrun.go); reader only
 	done        chan struct{} // closed when reader and writer have exited
 	wg          sync.WaitGroup
 }
@@ -164,7 +165,11 @@ func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomi
 // not nil, receives its sequence number.
 func (l *link) enqueueEl(el *Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
 	b := getBuf()
-	b.b = l.ends.appendFrame(b.b[:0], el)
+	var err error
+	if b.b, err = l.ends.encodeFrame(b.b[:0], el); err != nil {
+		putBuf(b)
+		return 0, err
+	}
 	if len(b.b)-frameHeader > l.node.cfg.MaxFrameSize {
 		putBuf(b)
 		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-frameHeader, l.node.cfg.MaxFrameSize)

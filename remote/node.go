@@ -40,6 +40,7 @@ type Node struct {
 
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
+	codecs    codecs                           // how each registered type decodes (codec.go)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -486,7 +487,7 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	if h.Addr != "" && (s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc)) {
 		s.addr, s.addrInc = h.Addr, h.Inc
 	}
-	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc}
+	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc, in: new(interner), maxMsg: n.cfg.MaxMessageSize}
 	l := newLink(n, conn, role, outbound, e, p)
 	l.worker = worker
 	l.dialID = dialID

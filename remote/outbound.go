@@ -26,48 +26,38 @@ type rawReply struct {
 // above StatusError).
 const statusTooLarge Status = 0xFF
 
-// marshalOut is marshal with MaxMessageSize: a message the peer would
-// refuse is not sent (actor.ErrBadMessage, not executed).
-func (n *Node) marshalOut(msg any) (string, []byte, error) {
-	typ, b, err := marshal(msg)
-	if err == nil && len(b) > n.cfg.MaxMessageSize {
-		return "", nil, fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, typ, len(b), n.cfg.MaxMessageSize)
-	}
-	return typ, b, err
-}
-
 // Send implements actor.Transport: fire and forget to a remote PID. On the
 // first contact with a node it waits for the link (DialTimeout).
 func (n *Node) Send(sender, to actor.PID, msg any) error {
-	typ, b, err := n.marshalOut(msg)
+	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
 	}
-	el := Element{Kind: KindSend, To: to, Sender: sender, Type: typ, Payload: b}
+	el := Element{Kind: KindSend, To: to, Sender: sender, Type: typ, msg: pm}
 	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // SendNamed implements actor.Transport.
 func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
-	typ, b, err := n.marshalOut(msg)
+	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", node, 0, tg.String(), err)
 	}
-	el := Element{Kind: KindSend, ToName: name, Sender: sender, Type: typ, Payload: b}
+	el := Element{Kind: KindSend, ToName: name, Sender: sender, Type: typ, msg: pm}
 	return n.oneWay("send", node, 0, tg, sender, &el)
 }
 
 // Cast implements actor.Transport.
 func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
-	typ, b, err := n.marshalOut(arg)
+	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("cast", node, 0, fn, err)
 	}
-	el := Element{Kind: KindCast, Fn: fn, Type: typ, Payload: b}
+	el := Element{Kind: KindCast, Fn: fn, Type: typ, msg: pm}
 	return n.oneWay("cast", node, 0, fnTarget(fn), sender, &el)
 }
 
@@ -81,12 +71,13 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if wantInc != 0 && pool.inc != wantInc {
 				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 			}
-			err := pool.enqueue(senderKey(sender), el, nil, false, nil)
+			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil)
 			if err == nil {
 				n.stats.sentPooled.Add(1)
 				return nil
 			}
 			if !errors.Is(err, errPathClosed) {
+				n.countBad(err)
 				return actor.NewError(op, node, pool.inc, tg.String(), err)
 			}
 			failed = pool // fall back to the native path
@@ -110,6 +101,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
+			n.countBad(err)
 			return actor.NewError(op, node, p.inc, tg.String(), err)
 		}
 		n.stats.sentNative.Add(1)
@@ -119,35 +111,35 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 
 // Request implements actor.Transport.
 func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
-	typ, b, err := n.marshalOut(msg)
+	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
 	}
-	el := Element{Kind: KindRequest, To: to, Sender: sender, Type: typ, Payload: b}
+	el := Element{Kind: KindRequest, To: to, Sender: sender, Type: typ, msg: pm}
 	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // RequestNamed implements actor.Transport.
 func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	tg := nameTarget(name)
-	typ, b, err := n.marshalOut(msg)
+	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", node, 0, tg.String(), err)
 	}
-	el := Element{Kind: KindRequest, ToName: name, Sender: sender, Type: typ, Payload: b}
+	el := Element{Kind: KindRequest, ToName: name, Sender: sender, Type: typ, msg: pm}
 	return n.call(ctx, "request", node, 0, tg, sender, &el)
 }
 
 // Call implements actor.Transport.
 func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
-	typ, b, err := n.marshalOut(arg)
+	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("call", node, 0, fn, err)
 	}
-	el := Element{Kind: KindCall, Fn: fn, Type: typ, Payload: b}
+	el := Element{Kind: KindCall, Fn: fn, Type: typ, msg: pm}
 	v, err := n.call(ctx, "call", node, 0, fnTarget(fn), sender, &el)
 	if err != nil {
 		return nil, err
@@ -177,9 +169,10 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			if !p.addPending(el.ID, pc) {
 				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 			}
-			if err := pool.enqueue(senderKey(sender), el, pc, false, nil); err != nil {
+			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil); err != nil {
 				p.takePending(el.ID)
 				if !errors.Is(err, errPathClosed) {
+					n.countBad(err)
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
 				}
 				p, pc.via, failed = nil, nil, pool // take the native path
@@ -211,6 +204,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
+			n.countBad(err)
 			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
 		p = np
@@ -237,11 +231,19 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
 		return nil, replyError(&el, op, p, tg.String())
 	}
-	m, err := unmarshal(n.sys.Types(), raw.typ, raw.payload)
+	m, err := n.decode(raw.typ, raw.payload)
 	if err != nil {
 		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 	}
 	return m, nil
+}
+
+// countBad counts an outgoing message that could not be encoded (or was
+// too large for a frame).
+func (n *Node) countBad(err error) {
+	if errors.Is(err, actor.ErrBadMessage) {
+		n.stats.badMessages.Add(1)
+	}
 }
 
 // sendCancel tells the incarnation that took the call to cancel it.

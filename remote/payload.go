@@ -6,12 +6,12 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// marshal encodes a payload: its full type name and its bytes. nil is no
-// payload.
-func marshal(msg any) (typ string, b []byte, err error) {
+// payloadOf checks that msg can cross nodes and returns its full type
+// name; the message is encoded later, straight into the frame that
+// carries it (appendPayload). nil is no payload.
+func payloadOf(msg any) (typ string, pm proto.Message, err error) {
 	if msg == nil {
 		return "", nil, nil
 	}
@@ -19,30 +19,52 @@ func marshal(msg any) (typ string, b []byte, err error) {
 	if !ok {
 		return "", nil, fmt.Errorf("%w: %T is not a proto.Message; only protobuf messages cross nodes", actor.ErrBadMessage, msg)
 	}
-	b, err = proto.MarshalOptions{}.Marshal(pm)
-	if err != nil {
-		return "", nil, fmt.Errorf("%w: marshal %s: %v", actor.ErrBadMessage, pm.ProtoReflect().Descriptor().FullName(), err)
-	}
-	return string(pm.ProtoReflect().Descriptor().FullName()), b, nil
+	return string(pm.ProtoReflect().Descriptor().FullName()), pm, nil
 }
 
-// unmarshal decodes a payload with the system's type registry.
-func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
-	if typ == "" {
-		if len(b) != 0 {
-			return nil, fmt.Errorf("%w: %d payload bytes without a type", actor.ErrBadMessage, len(b))
+// appendPayload appends el's payload as the wire has it: the type name,
+// then the message bytes, length first. A message (el.msg) is encoded in
+// place, with no buffer of its own; otherwise el.Payload is copied. An
+// encoding error wraps actor.ErrBadMessage; dst is then returned as it
+// was given.
+func appendPayload(dst []byte, el *Element) ([]byte, error) {
+	if el.msg == nil {
+		dst = appendString(dst, el.Type)
+		return appendBytes(dst, el.Payload), nil
+	}
+	if vm, ok := el.msg.(vtMarshaler); ok {
+		mark := len(dst)
+		dst = appendString(dst, el.Type)
+		out, err := appendVT(dst, vm, el.Type)
+		if err != nil {
+			return dst[:mark], err
 		}
-		return nil, nil
+		return out, nil
 	}
-	mt, err := types.FindMessageByName(protoreflect.FullName(typ))
-	if err != nil {
-		return nil, fmt.Errorf("%w: unregistered message type %q (register it with System.RegisterTypes on this node)", actor.ErrBadMessage, typ)
+	mark := len(dst)
+	dst = appendString(dst, el.Type)
+	size := proto.Size(el.msg)
+	dst = appendUvarint(dst, uint64(size))
+	start := len(dst)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, el.msg)
+	switch {
+	case err != nil:
+		return dst[:mark], fmt.Errorf("%w: marshal %s: %v", actor.ErrBadMessage, el.Type, err)
+	case len(out)-start != size:
+		return dst[:mark], fmt.Errorf("%w: marshal %s: its size changed while it was encoded (was it modified concurrently?)", actor.ErrBadMessage, el.Type)
 	}
-	m := mt.New().Interface()
-	if err := proto.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("%w: decode %s: %v", actor.ErrBadMessage, typ, err)
-	}
-	return m, nil
+	return out, nil
+}
+
+// unmarshal decodes a payload with a type registry, no cache (tests and
+// fuzzers; a node decodes with its codecs, codec.go).
+func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
+	return new(codecs).unmarshal(types, typ, b)
+}
+
+// decode is unmarshal with the node's registry and codecs.
+func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
+	return n.codecs.unmarshal(n.sys.Types(), typ, b)
 }
 
 // errorReply fills a reply element's status from a handler's error.

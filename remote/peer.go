@@ -176,7 +176,7 @@ func (p *peer) replyLink() *link {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() {
+		if !l.isClosed() && !l.writeClosed() { // not a pool link ending (PoolLink.Finish)
 			return l
 		}
 	}

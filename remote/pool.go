@@ -13,61 +13,19 @@ import (
 // caller falls back to the native path.
 var errPathClosed = errors.New("remote: pool closed")
 
-// Outgoing is one message on its way through a proxy pool, already
-// encoded as a batch entry. Proxy actors receive *Outgoing values and hand
-// them, in batches, to their PoolLink.
+// Outgoing is a message a proxy pool dropped: the dead letter's Message
+// when a send or cast queued in a proxy is never written (its link
+// closed, its proxy ended). Its payload is gone with its batch.
 type Outgoing struct {
-	node  string
-	pool  *Pool
-	held  held // its bytes in its proxy's budget
-	entry []byte
-	call  *pendingCall // calls and requests: marked sent before the write
-	inc   uint64       // the peer incarnation it is meant for
-	reply bool
+	node string
+	kind Kind
 }
 
-// Node is the peer node the message is for.
+// Node is the peer node the message was for.
 func (o *Outgoing) Node() string { return o.node }
 
-// IsCall reports whether it is a call or request, which its pool's
-// teardown answers (the others become dead letters if dropped).
-func (o *Outgoing) IsCall() bool { return o.call != nil }
-
-// Release gives its bytes back to its proxy's budget: the proxy calls it
-// once the message has left (written, dropped or rerouted). Idempotent.
-func (o *Outgoing) Release() { o.held.release() }
-
-// IsReply reports whether it is a reply to a call from the peer.
-func (o *Outgoing) IsReply() bool { return o.reply }
-
-// Reroute sends a reply its proxy could not write on any live link to the
-// caller's incarnation (every link of a peer carries replies), so a pool
-// that died under it never leaves the caller waiting. False for anything
-// but a reply, or when no link is left (counted as a dropped reply).
-func (o *Outgoing) Reroute() bool {
-	if !o.reply || o.pool == nil || len(o.entry) < 5 {
-		return false
-	}
-	p := o.pool.peer
-	l := p.replyLink()
-	if l == nil {
-		o.pool.n.stats.repliesDropped.Add(1)
-		return false
-	}
-	// A batch entry is kind, u32 length, body; a frame is u32 length of
-	// kind+body, kind, body.
-	body := o.entry[5:]
-	frame := make([]byte, frameHeader+1+len(body))
-	putU32(frame, uint32(len(body)+1))
-	frame[frameHeader] = o.entry[0]
-	copy(frame[frameHeader+1:], body)
-	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
-		o.pool.n.stats.repliesDropped.Add(1)
-		return false
-	}
-	o.pool.n.stats.repliesNative.Add(1)
-	return true
-}
+// Kind is what it was: KindSend or KindCast.
+func (o *Outgoing) Kind() Kind { return o.kind }
 
 // Pool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
@@ -81,38 +39,56 @@ type Pool struct {
 	peer    *peer
 	ends    ends
 	proxies []actor.PID
-	links   []*link   // the proxies' links: fenced when it is torn down while the peer lives
-	budgets []*budget // per proxy, nil when unbounded in bytes
-	block   bool      // a full budget makes senders wait (else ErrOverloaded)
+	links   []*PoolLink // by proxy: each proxy drains its link's queue
 	closed  atomic.Bool
 	stats   *PoolStats
 }
 
-// PoolOptions bound a published pool.
+// PoolOptions describe a published pool's proxies and bound their queues.
 type PoolOptions struct {
+	// Links are the proxies' pool links, in the order of the proxies:
+	// messages sharded to proxy i are queued on Links[i], which proxy i
+	// drains (PoolLink.OnQueued, Flush). Required. When the pool is
+	// unpublished while its peer lives, they are fenced: the native path
+	// delivers nothing that follows before the peer has read everything
+	// they carried; their owners end them with PoolLink.Finish.
+	Links []*PoolLink
+	// QueueEntries bounds the messages waiting in each proxy (queued or
+	// being written); 0 is unbounded.
+	QueueEntries int
 	// QueueBytes bounds the encoded bytes waiting in each proxy; 0 is
 	// unbounded. A single message larger than it still goes through an
 	// empty queue.
 	QueueBytes int
+	// BatchSize caps the messages in one batch frame; 0 is no cap but
+	// MaxFrameSize.
+	BatchSize int
 	// FailFast makes a full proxy refuse with actor.ErrOverloaded instead
 	// of making the sender wait.
 	FailFast bool
-	// Links are the proxies' links. When the pool is unpublished while
-	// its peer lives, they are fenced: the native path delivers nothing
-	// that follows before the peer has read everything they carried. Their
-	// owners end them with PoolLink.Finish.
-	Links []*PoolLink
 }
 
 // Node is the peer node's name; Incarnation the incarnation it serves.
 func (pl *Pool) Node() string        { return pl.node }
 func (pl *Pool) Incarnation() uint64 { return pl.inc }
 
-// QueuedBytes is what waits in the pool's proxies now (bounded pools).
+// QueuedBytes is the encoded bytes waiting in the pool's proxies now,
+// the batches being written included.
 func (pl *Pool) QueuedBytes() int64 {
 	var n int64
-	for _, b := range pl.budgets {
-		n += b.bytes()
+	for _, l := range pl.links {
+		_, b := l.q.depth()
+		n += b
+	}
+	return n
+}
+
+// QueueDepth is the messages waiting in the pool's proxies now (queued,
+// not yet taken for a write).
+func (pl *Pool) QueueDepth() int {
+	n := 0
+	for _, l := range pl.links {
+		n += l.QueueLen()
 	}
 	return n
 }
@@ -179,8 +155,8 @@ func (n *Node) PoolStatsFor(node string) *PoolStats {
 // inc is not node's current incarnation. A pool published earlier for
 // node is unpublished.
 func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOptions) (*Pool, error) {
-	if len(proxies) == 0 {
-		return nil, fmt.Errorf("remote: publish pool for %s: no proxies", node)
+	if len(proxies) == 0 || len(opts.Links) != len(proxies) {
+		return nil, fmt.Errorf("remote: publish pool for %s: %d proxies, %d links: want as many, at least one", node, len(proxies), len(opts.Links))
 	}
 	stats := n.PoolStatsFor(node)
 	n.mu.Lock()
@@ -192,19 +168,23 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 	p := s.cur
 	pool := &Pool{
 		n: n, node: node, inc: inc, peer: p, stats: stats,
-		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc},
+		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc, maxMsg: n.cfg.MaxMessageSize},
 		proxies: append([]actor.PID(nil), proxies...),
-		block:   !opts.FailFast,
-	}
-	for _, pl := range opts.Links {
-		pool.links = append(pool.links, pl.l)
-	}
-	if opts.QueueBytes > 0 {
-		for range proxies {
-			pool.budgets = append(pool.budgets, newBudget(opts.QueueBytes))
-		}
+		links:   append([]*PoolLink(nil), opts.Links...),
 	}
 	n.mu.Unlock()
+	for _, l := range pool.links {
+		if l.l.peer != p {
+			// The incarnation guard: a pool's links all reach the
+			// incarnation its entries are encoded for.
+			stats.GuardViolations.Add(1)
+			return nil, fmt.Errorf("remote: publish pool for %s: a link reaches incarnation %016x, not %016x", node, l.Incarnation(), inc)
+		}
+		l.q.mu.Lock()
+		l.q.opts.entries, l.q.opts.bytes = opts.QueueEntries, int64(opts.QueueBytes)
+		l.q.opts.batch, l.q.opts.failFast = opts.BatchSize, opts.FailFast
+		l.q.mu.Unlock()
+	}
 	// No native send may come between the route change and the fence.
 	p.pathMu.Lock()
 	n.mu.Lock()
@@ -241,7 +221,11 @@ func (n *Node) Unpublish(pool *Pool, reason error) {
 	}
 	n.mu.Unlock()
 	if live {
-		p.fenceLinks(pool.links)
+		links := make([]*link, len(pool.links))
+		for i, pl := range pool.links {
+			links[i] = pl.l
+		}
+		p.fenceLinks(links)
 		p.pathMu.Unlock()
 	}
 	n.closePool(pool, reason)
@@ -251,8 +235,8 @@ func (n *Node) closePool(pool *Pool, reason error) {
 	if !pool.closed.CompareAndSwap(false, true) {
 		return
 	}
-	for _, b := range pool.budgets {
-		b.close() // senders waiting for room fall back to the native path
+	for _, l := range pool.links {
+		l.q.close() // senders waiting for room fall back to the native path
 	}
 	failed := pool.peer.failVia(pool, fmt.Errorf("pool to %s torn down: %v", pool.node, reason))
 	n.stats.failedByLiveness.Add(uint64(failed))
@@ -287,45 +271,43 @@ func (n *Node) route(node string) *Pool {
 // Route is the pool currently published for node, or nil.
 func (n *Node) Route(node string) *Pool { return n.route(node) }
 
-// enqueue encodes el and hands it to the proxy chosen by key (the
-// sender's identity, so one sender keeps one proxy and its order). force
-// ignores the proxy's mailbox bound (replies).
-// t, for a reply, is the admission ticket of the call it answers: it is
-// given back when the proxy has written or dropped the reply.
-func (pl *Pool) enqueue(key uint64, el *Element, pc *pendingCall, force bool, t *ticket) error {
+// shard is the proxy for key: a sender's identity, so that one sender
+// keeps one proxy and its order.
+func (pl *Pool) shard(key uint64) int { return int(mix(key) % uint64(len(pl.proxies))) }
+
+// callShard is the proxy for a call or request with id from sender. The
+// root handle (the zero sender: System.Call, Request, RequestNamed from
+// plain goroutines) needs no order between its blocking calls, so they
+// take the proxies in turn by call id; any other sender keeps its proxy.
+func (pl *Pool) callShard(sender actor.PID, id uint64) int {
+	if sender.IsZero() {
+		return int(id % uint64(len(pl.proxies)))
+	}
+	return pl.shard(senderKey(sender))
+}
+
+// enqueue encodes el and queues it on proxy i (see shard and callShard).
+// force ignores the queue's bounds (replies). t, for a reply, is the
+// admission ticket of the call it answers (admission.go): given back
+// once the batch holding the reply is written or dropped.
+func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
-	out := &Outgoing{node: pl.node, pool: pl, call: pc, inc: pl.inc, reply: el.Kind == KindReply}
-	out.entry = pl.ends.appendElement(make([]byte, 0, 48+len(el.Payload)+len(el.Type)), el)
-	i := mix(key) % uint64(len(pl.proxies))
-	proxy := pl.proxies[i]
-	if pl.budgets != nil {
-		b := pl.budgets[i]
-		if err := b.acquire(len(out.entry), pl.block, force); err != nil {
-			return err
-		}
-		out.held = held{b: b, n: int32(len(out.entry))}
-	}
-	out.held.t = t
-	var err error
-	if force {
-		err = pl.n.sys.Inject(proxy, out)
-	} else {
-		err = pl.n.sys.DeliverLocal(nil, actor.PID{}, proxy, out, nil)
-	}
+	s := getBuf()
+	b, err := pl.ends.encodeElement(s.b[:0], el)
+	s.b = b
 	if err != nil {
-		out.held.t = nil // the caller keeps the ticket and tries another path
-		out.Release()
+		putBuf(s)
+		return err
 	}
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, actor.ErrNoProcess):
-		return errPathClosed
-	case errors.Is(err, actor.ErrMailboxFull):
-		return actor.ErrOverloaded
+	q := &pl.links[i].q
+	if len(b) > q.opts.maxBody {
+		putBuf(s)
+		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.MaxFrameSize)
 	}
+	err = q.pushWith(b, pc, force, t)
+	putBuf(s)
 	return err
 }
 

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -10,15 +11,17 @@ import (
 )
 
 // PoolLink is one proxy's link, paired with one worker of a peer
-// incarnation's receiver pool. Its owner (a proxy actor) writes batches
-// with WriteBatch from one goroutine; heartbeats and the peer's native
-// replies share the connection.
+// incarnation's receiver pool, with the proxy's queue (proxyqueue.go):
+// callers append to the queue, and the link's owner (a proxy actor),
+// woken by OnQueued, writes what waits with Flush from one goroutine.
+// Heartbeats and the peer's native replies share the connection.
 type PoolLink struct {
 	n     *Node
 	l     *link
 	stats *PoolStats
-	buf   []byte      // the batch frame, reused; owned by the writing goroutine
-	keep  []*Outgoing // entries of the frame being built
+	q     proxyQueue
+	taken []*batchBuf // the batches of the current Flush; owner only
+	cut   []int       // scratch for abandoned calls; owner only
 	hold  func()      // test hook: called before each write
 	open  bool        // the fence of its pool has been passed
 }
@@ -51,7 +54,22 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 		conn.Close()
 		return nil, err
 	}
-	return &PoolLink{n: n, l: l, stats: n.PoolStatsFor(node)}, nil
+	pl := &PoolLink{n: n, l: l, stats: n.PoolStatsFor(node)}
+	pl.q.opts.maxBody = n.cfg.MaxFrameSize - 1 - binary.MaxVarintLen64
+	pl.q.wake = func() {}
+	return pl, nil
+}
+
+// OnQueued sets what the link calls when its queue goes from idle to
+// having work: the owner's wake-up (it must not block; it is called on
+// the goroutine of the caller that queued). The owner then calls Flush.
+// Set it before the link's pool is published.
+func (pl *PoolLink) OnQueued(wake func()) { pl.q.wake = wake }
+
+// QueueLen is the number of messages waiting in the link's queue.
+func (pl *PoolLink) QueueLen() int {
+	n, _ := pl.q.depth()
+	return n
 }
 
 // Closed is closed when the link has ended.
@@ -87,84 +105,129 @@ func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.peerInc }
 // SetHold installs a test hook run before each write (nil removes it).
 func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 
-// WriteBatch writes items as batch frames (more than one only when they
-// would exceed MaxFrameSize) and returns when the kernel has them. Calls
-// are marked sent before the write: a link that dies mid-write fails them
-// as may have executed, never wrongly as not executed. An item meant for
-// another incarnation is dropped and counted (the guard; it must not
-// happen). A write error closes the link.
-func (pl *PoolLink) WriteBatch(items []*Outgoing) error {
+// Flush writes every batch waiting in the queue, one frame each, and
+// returns when the kernel has them; more reports that others arrived
+// meanwhile (the owner takes another turn). Calls are claimed (marked
+// sent) just before their batch is written, so a link that dies
+// mid-write fails them as may have executed, never wrongly as not
+// executed; a call abandoned while queued (answered "not sent") is cut
+// out. A write error closes the link: what this Flush had not written
+// is dropped (DropQueued's rules) and the error returned.
+func (pl *PoolLink) Flush() (more bool, err error) {
 	if !pl.open {
 		// The native path delivers what it holds first (barrier.go).
 		select {
 		case <-pl.l.peer.fence():
 			pl.open = true
 		case <-pl.l.closedCh:
-			return errLinkClosed
+			return false, errLinkClosed
 		}
 	}
-	inc, max := pl.l.ends.peerInc, pl.n.cfg.MaxFrameSize
-	all := items
-	defer func() {
-		for _, it := range all {
-			it.Release() // written or not, they have left the queue
+	pl.taken = pl.q.take(pl.taken[:0])
+	for i, bb := range pl.taken {
+		if err := pl.write(bb); err != nil {
+			pl.drop(pl.taken[i:i+1], fmt.Errorf("%w: pool link failed during the write (may have been delivered): %v", actor.ErrNodeDown, err))
+			pl.drop(pl.taken[i+1:], fmt.Errorf("%w: pool link failed: %v", actor.ErrNotSent, err))
+			clear(pl.taken)
+			return false, err
 		}
-	}()
-	b := pl.buf[:0]
-	for len(items) > 0 {
-		// Take as many items as fit in one frame (at least one).
-		size, n := 0, 0
-		for n < len(items) {
-			it := items[n]
-			if n > 0 && size+len(it.entry)+16 > max {
+		pl.q.done(bb)
+	}
+	clear(pl.taken)
+	return pl.q.idle(), nil
+}
+
+// write claims the calls of one batch and writes it as one frame.
+func (pl *PoolLink) write(bb *batchBuf) error {
+	cut := pl.cut[:0]
+	for _, c := range bb.calls {
+		if c.pc.markSent() {
+			c.pc.sentOn.Store(pl.l)
+		} else {
+			cut = append(cut, c.off) // failed as not sent already: it must not run
+		}
+	}
+	if len(cut) > 0 {
+		bb.cut(cut)
+	}
+	pl.cut = cut[:0]
+	if bb.n == 0 {
+		return nil
+	}
+	frame := bb.frame()
+	if pl.hold != nil {
+		pl.hold()
+	}
+	if err := pl.l.writeNow(frame); err != nil {
+		return err
+	}
+	pl.stats.observe(bb.n, len(frame))
+	return nil
+}
+
+// DropQueued closes the queue to new messages and accounts for what it
+// still holds, which will never be written here: replies are rerouted
+// to another live link of the caller's incarnation (a caller must never
+// be left waiting), calls and requests are left to the pool's teardown
+// (which fails them as not sent), sends and casts become counted dead
+// letters with reason. The owner calls it when it ends, after closing
+// the link.
+func (pl *PoolLink) DropQueued(reason error) {
+	pl.q.close()
+	batches := pl.q.take(nil)
+	pl.drop(batches, reason)
+	pl.q.idle()
+}
+
+// drop accounts for batches that will not be written (DropQueued).
+func (pl *PoolLink) drop(batches []*batchBuf, reason error) {
+	for _, bb := range batches {
+		b := bb.entries()
+		for len(b) >= 5 {
+			end := 5 + int(getU32(b[1:]))
+			if end > len(b) {
 				break
 			}
-			size += len(it.entry)
-			n++
+			pl.dropEntry(Kind(b[0]), b[:end], reason)
+			b = b[end:]
 		}
-		b, start := beginFrame(b[:0], KindBatch)
-		// Decide each entry once: wrong incarnation (the guard) or a call
-		// abandoned while queued are skipped; the rest are claimed as sent.
-		keep := pl.keep[:0]
-		for _, it := range items[:n] {
-			switch {
-			case it.inc != inc:
-				pl.stats.GuardViolations.Add(1)
-				pl.n.log.Error("dropped an entry meant for another incarnation", "link", pl.l.String(), "entry_incarnation", fmt.Sprintf("%016x", it.inc))
-			case it.call != nil && !it.call.markSent():
-				// failed as not sent already; it must not run
-			default:
-				if it.call != nil {
-					it.call.sentOn.Store(pl.l)
-				}
-				keep = append(keep, it)
-			}
-		}
-		count := len(keep)
-		b = appendUvarint(b, uint64(count))
-		for _, it := range keep {
-			b = append(b, it.entry...)
-		}
-		clear(keep)
-		pl.keep = keep[:0]
-		b = endFrame(b, start)
-		items = items[n:]
-		if count == 0 {
-			continue
-		}
-		if pl.hold != nil {
-			pl.hold()
-		}
-		if err := pl.l.writeNow(b); err != nil {
-			return err
-		}
-		pl.stats.observe(count, len(b))
-		pl.buf = b
+		pl.q.done(bb)
 	}
-	if cap(pl.buf) > 4<<20 {
-		pl.buf = nil
+}
+
+func (pl *PoolLink) dropEntry(k Kind, entry []byte, reason error) {
+	n := pl.n
+	switch k {
+	case KindCall, KindRequest:
+		// its pool's teardown fails it (not sent), or it was sent
+	case KindReply:
+		if !pl.reroute(entry) {
+			n.stats.repliesDropped.Add(1)
+		}
+	default:
+		n.sys.DeadLetter(actor.PID{Node: pl.l.ends.peerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.peerNode, kind: k}, reason)
 	}
-	return nil
+}
+
+// reroute sends a reply entry as a frame of its own on any live link to
+// the caller's incarnation (every link of a peer carries replies).
+func (pl *PoolLink) reroute(entry []byte) bool {
+	l := pl.l.peer.replyLink()
+	if l == nil {
+		return false
+	}
+	// A batch entry is kind, u32 length, body; a frame is u32 length of
+	// kind+body, kind, body.
+	body := entry[5:]
+	frame := make([]byte, frameHeader+1+len(body))
+	putU32(frame, uint32(len(body)+1))
+	frame[frameHeader] = entry[0]
+	copy(frame[frameHeader+1:], body)
+	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
+		return false
+	}
+	pl.n.stats.repliesNative.Add(1)
+	return true
 }
 
 // writeNow writes one frame synchronously, serialised with the writer

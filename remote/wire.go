@@ -70,6 +70,7 @@ var (
 type dec struct {
 	b   []byte
 	err error
+	in  *interner // names are interned when set (a link's reader)
 }
 
 func (d *dec) fail(what string) {
@@ -135,6 +136,59 @@ func (d *dec) bytes(what string) []byte {
 }
 
 func (d *dec) str(what string) string { return string(d.bytes(what)) }
+
+// name is str for the strings that repeat from frame to frame (type,
+// target and function names, node names): interned when d has an
+// interner, so a steady stream decodes them without allocating.
+func (d *dec) name(what string) string {
+	b := d.bytes(what)
+	if d.in == nil {
+		return string(b)
+	}
+	return d.in.get(b)
+}
+
+// interner hands out one string per distinct name a link's reader meets.
+// A peer chooses the names, so it is bounded: past the bound names are
+// plain allocations again. Owned by one goroutine.
+type interner struct {
+	m     map[string]string
+	bytes int
+	// recent is a direct-mapped cache in front of m (by length and last
+	// byte): a type name and the run's target name repeat entry after
+	// entry.
+	recent [16]string
+}
+
+const (
+	internMax      = 1024     // names kept per link
+	internMaxBytes = 64 << 10 // their bytes per link
+)
+
+func (in *interner) get(b []byte) string {
+	h := len(b)
+	if h > 0 {
+		h = h*7 + int(b[h-1])
+	}
+	slot := &in.recent[h&15]
+	if *slot == string(b) {
+		return *slot
+	}
+	if s, ok := in.m[string(b)]; ok {
+		*slot = s
+		return s
+	}
+	s := string(b)
+	*slot = s
+	if len(in.m) < internMax && in.bytes+len(s) <= internMaxBytes {
+		if in.m == nil {
+			in.m = make(map[string]string)
+		}
+		in.m[s] = s
+		in.bytes += len(s)
+	}
+	return s
+}
 
 func (d *dec) malformed(format string, args ...any) {
 	if d.err == nil {

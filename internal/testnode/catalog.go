@@ -29,6 +29,14 @@ import (
 //     Text: the last error}: calls fn on node N times (from one caller)
 //   - spawn_sinks(Echo{N: n}) -> Echo{N: n}: spawns n counting actors
 //     registered as "sink/0" .. "sink/<n-1>" (they count into sink_get)
+//   - blast(Echo{Text: "<node> <name> <senders> <payload>", N: n}) ->
+//     Echo{N: n}: sends n messages to the actor registered as name on
+//     node from <senders> goroutines, each with its own Sender handle,
+//     and returns once every one is handed to the runtime. payload is
+//     "bytes" (a Blob of 200 bytes) or "echo" (an Echo of ~200 bytes), or
+//     "bytes-vt" / "echo-vt" (the same as VTBlob / VTEcho, which have
+//     vtprotobuf's methods).
+//     The benchmarks of the receiving path use it.
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
 //     where c counts sleep (and script) calls whose ctx ended early, s
 //     those running now
@@ -46,7 +54,8 @@ import (
 //   - "stopper": stops itself when it receives Echo{Text: "stop"}.
 //   - "sink": counts every message; sink_get -> Echo{N: count}.
 func Install(sys *actor.System) error {
-	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{}); err != nil {
+	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}, &testpb.Numbers{}, &testpb.Sleep{},
+		&testpb.VTEcho{}, &testpb.VTBlob{}, &testpb.VTRecord{}); err != nil {
 		return err
 	}
 	node := sys.Name()
@@ -170,6 +179,47 @@ func Install(sys *actor.System) error {
 				}
 			}
 			return &testpb.Echo{N: n, From: node}, nil
+		},
+		"blast": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+			e := arg.(*testpb.Echo)
+			f := strings.Fields(e.Text)
+			if len(f) != 4 {
+				return nil, actor.Reject("bad_arg", "want \"<node> <name> <senders> <payload>\"")
+			}
+			senders, err := strconv.Atoi(f[2])
+			if err != nil || senders < 1 {
+				return nil, actor.Reject("bad_arg", "bad sender count "+f[2])
+			}
+			var msg proto.Message
+			switch f[3] {
+			case "bytes":
+				msg = &testpb.Blob{Data: make([]byte, 200)}
+			case "echo":
+				msg = &testpb.Echo{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
+			case "bytes-vt":
+				msg = &testpb.VTBlob{Data: make([]byte, 200)}
+			case "echo-vt":
+				msg = &testpb.VTEcho{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
+			default:
+				return nil, actor.Reject("bad_arg", "unknown payload "+f[3])
+			}
+			var wg sync.WaitGroup
+			for i := range senders {
+				n := e.N / int64(senders)
+				if int64(i) < e.N%int64(senders) {
+					n++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					h := sys.NewSender()
+					for range n {
+						h.SendNamed(f[0], f[1], msg)
+					}
+				}()
+			}
+			wg.Wait()
+			return &testpb.Echo{N: e.N, From: node}, nil
 		},
 		"sink_get": func(context.Context, proto.Message) (proto.Message, error) {
 			return &testpb.Echo{N: sunk.Load(), From: node}, nil

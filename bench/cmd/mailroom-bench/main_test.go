@@ -24,8 +24,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestEndToEnd runs tiny points on every path, with two real processes
-// each, and checks that every operation was counted and measured.
+// TestEndToEnd runs tiny points on every path (protoactor-bridge
+// included), with two real processes each, and checks that every
+// operation was counted and measured.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes; run without -short")
@@ -76,8 +77,8 @@ func TestEndToEnd(t *testing.T) {
 		if p.Note != "" { // a node that exited badly (a race report, a panic) says so here
 			t.Errorf("%s %s %s: %s", p.Op, p.Path, p.Payload, p.Note)
 		}
-		if p.Path == spec.PathPooled && p.MeanBatch <= 0 {
-			t.Errorf("pooled %s without a mean batch", p.Op)
+		if (p.Path == spec.PathPooled || p.Path == spec.PathBridge) && (p.MeanBatch <= 0 || p.RuntimeBytesPerM <= 0) {
+			t.Errorf("%s %s without mailroom's figures: mean batch %v, runtime bytes %v", p.Path, p.Op, p.MeanBatch, p.RuntimeBytesPerM)
 		}
 		if p.Op == spec.OpCall && p.LatP50Ms <= 0 {
 			t.Errorf("%s call without latency", p.Path)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mailroom-go/mailroom/bench/internal/bridgenode"
 	"github.com/mailroom-go/mailroom/bench/internal/ctl"
 	"github.com/mailroom-go/mailroom/bench/internal/lean"
 	"github.com/mailroom-go/mailroom/bench/internal/mrnode"
@@ -37,6 +38,10 @@ func runRole() (bool, error) {
 		return true, node(panode.RunReceiver)
 	case nodeapi.RoleProtoactorSender:
 		return true, node(panode.RunSender)
+	case nodeapi.RoleBridgeReceiver:
+		return true, node(bridgenode.RunReceiver)
+	case nodeapi.RoleBridgeSender:
+		return true, node(bridgenode.RunSender)
 	case nodeapi.RoleLeanReceiver:
 		return true, node(lean.RunReceiver)
 	case nodeapi.RoleLeanSender:

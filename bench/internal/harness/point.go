@@ -21,6 +21,8 @@ func roles(path string) (receiver, sender string) {
 	switch path {
 	case spec.PathProtoactor:
 		return nodeapi.RoleProtoactorReceiver, nodeapi.RoleProtoactorSender
+	case spec.PathBridge:
+		return nodeapi.RoleBridgeReceiver, nodeapi.RoleBridgeSender
 	case spec.PathLean:
 		return nodeapi.RoleLeanReceiver, nodeapi.RoleLeanSender
 	}

@@ -49,14 +49,19 @@ func start(name, peer string, s spec.Spec, seeds []string) (*base, error) {
 }
 
 // connected reports whether the path toward the peer is ready.
-func (b *base) connected() bool {
-	if _, ok := b.node.Peer(b.peer); !ok {
+func (b *base) connected() bool { return PathReady(b.node, b.pools, b.peer) }
+
+// PathReady reports whether node's path toward peer is ready: a link to
+// it, and with pools (nil on the native path), the pool toward it
+// connected.
+func PathReady(node *remote.Node, pools *proxypool.Manager, peer string) bool {
+	if _, ok := node.Peer(peer); !ok {
 		return false
 	}
-	if b.pools == nil {
+	if pools == nil {
 		return true
 	}
-	info, err := b.pools.ConnectionInfo(b.peer)
+	info, err := pools.ConnectionInfo(peer)
 	return err == nil && info.Status == proxypool.Connected
 }
 
@@ -73,11 +78,19 @@ func (b *base) failures() int64 {
 
 // stats fills the runtime's own figures.
 func (b *base) stats(st *nodeapi.Stats) {
-	rs := b.node.Stats()
-	st.BytesOut, st.BytesIn = rs.BytesOut, rs.BytesIn
+	RuntimeStats(st, b.node, b.pools, b.peer)
 	st.DeadLetters = b.sys.DeadLetters() - b.dead0.Load()
-	if b.pools != nil {
-		ps := b.pools.Stats(b.peer)
+}
+
+// RuntimeStats fills st with what node's remote and, with pools (nil on
+// the native path), the pool toward peer counted so far: bytes, batch
+// frames, messages in them and their sizes (the controller takes the
+// measured phase's deltas).
+func RuntimeStats(st *nodeapi.Stats, node *remote.Node, pools *proxypool.Manager, peer string) {
+	rs := node.Stats()
+	st.BytesOut, st.BytesIn = rs.BytesOut, rs.BytesIn
+	if pools != nil {
+		ps := pools.Stats(peer)
 		st.Batches, st.BatchedMsgs = ps.Batches, ps.Messages
 		st.BatchHist = append([]uint64(nil), ps.Hist[:]...)
 	}

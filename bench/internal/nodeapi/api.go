@@ -11,6 +11,8 @@ const (
 	RoleMailroomSender     = "mailroom-sender"
 	RoleProtoactorReceiver = "protoactor-receiver"
 	RoleProtoactorSender   = "protoactor-sender"
+	RoleBridgeReceiver     = "bridge-receiver" // protoactor-go over mailroom's remote (the bridge)
+	RoleBridgeSender       = "bridge-sender"
 	RoleLeanReceiver       = "lean-receiver"
 	RoleLeanSender         = "lean-sender"
 	RoleRawReceiver        = "raw-receiver"
@@ -29,7 +31,8 @@ const (
 	CmdProfileStop  = "profile-stop"
 )
 
-// Names used on both paths' nodes.
+// Names used on the nodes of every mailroom path (native, pooled, the
+// bridge).
 const (
 	SenderNode   = "sender"
 	ReceiverNode = "receiver"

@@ -2,6 +2,7 @@ package panode
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/mailroom-go/mailroom/bench/benchpb"
@@ -34,17 +35,23 @@ func (r *counter) Receive(c actor.Context) {
 	}
 }
 
-// RunReceiver runs the receiver role until the controller says quit.
-func RunReceiver(cfg nodeapi.Config) error {
+// RunReceiver runs the receiver role on protoactor-go's remote until the
+// controller says quit.
+func RunReceiver(cfg nodeapi.Config) error { return ServeReceiver(cfg, start()) }
+
+// ServeReceiver runs the receiver role on r until the controller says
+// quit, then stops r: counting actors named "r<i>", which respond to a
+// request with Ack.
+func ServeReceiver(cfg nodeapi.Config, r Remote) error {
 	s := cfg.Spec
-	b := start()
+	sys := r.Actors()
 	baseRSS := nodeapi.RSS()
 	t := tally.New(s.Writers)
 	ack := &benchpb.Ack{N: 1}
 	for i := range s.ReceiverActors() {
-		r := &counter{i: i, any: s.OneReceiver(), t: t, ack: ack}
-		if _, err := b.sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r }), nodeapi.ReceiverName(i)); err != nil {
-			return err
+		c := &counter{i: i, any: s.OneReceiver(), t: t, ack: ack}
+		if _, err := sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return c }), nodeapi.ReceiverName(i)); err != nil {
+			return errors.Join(err, r.Stop())
 		}
 	}
 	h := map[string]ctl.Handler{
@@ -54,18 +61,20 @@ func RunReceiver(cfg nodeapi.Config) error {
 				return nil, err
 			}
 			t.Arm(a.PerWriter, int64(a.PerWriter)*int64(s.Writers))
-			b.arm()
+			r.Arm()
 			return nil, nil
 		},
 		nodeapi.CmdStatus: func(json.RawMessage) (any, error) {
-			return nodeapi.Status{Connected: true, Tally: t.Read(), Errors: b.failures()}, nil
+			return nodeapi.Status{Connected: r.Connected(), Tally: t.Read(), Errors: r.Failures()}, nil
 		},
 		nodeapi.CmdStats: func(json.RawMessage) (any, error) {
-			return nodeapi.Stats{Errors: b.failures(), Executed: t.Read().Count, Mallocs: nodeapi.Mallocs()}, nil
+			st := nodeapi.Stats{Errors: r.Failures(), Executed: t.Read().Count}
+			r.Stats(&st)
+			st.Mallocs = nodeapi.Mallocs()
+			return st, nil
 		},
 	}
 	nodeapi.AddProfiling(h)
-	err := ctl.Serve(nodeapi.Ready{Addr: b.sys.Address(), BaseRSS: baseRSS}, h)
-	b.stop()
-	return err
+	err := ctl.Serve(nodeapi.Ready{Addr: r.Addr(), BaseRSS: baseRSS}, h)
+	return errors.Join(err, r.Stop())
 }

@@ -3,6 +3,7 @@ package panode
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,8 @@ var (
 type driver struct {
 	op      string
 	payload proto.Message
-	targets []*actor.PID // receivers, by writer
+	targets []*actor.PID                     // receivers, by writer
+	result  func(*actor.Future) (any, error) // a call's outcome (Remote.Result)
 	wheel   *pacer.Wheel
 	calls   *tally.Tally
 	lat     stats.Hist
@@ -87,7 +89,7 @@ func (d *driver) do(c caller, i int) {
 		c.Send(d.targets[i], d.payload)
 	case spec.OpCall:
 		t0 := time.Now()
-		_, err := c.RequestFuture(d.targets[i], d.payload, callTimeout).Result()
+		_, err := d.result(c.RequestFuture(d.targets[i], d.payload, callTimeout))
 		d.lat.Record(time.Since(t0))
 		if err != nil {
 			d.errs.Add(1)
@@ -119,29 +121,41 @@ func (g *goroutines) start(perWriter int) {
 	}
 }
 
-// RunSender runs the sender role until the controller says quit.
-func RunSender(cfg nodeapi.Config) error {
+// RunSender runs the sender role on protoactor-go's remote until the
+// controller says quit.
+func RunSender(cfg nodeapi.Config) error { return ServeSender(cfg, start()) }
+
+// ServeSender runs the sender role on r until the controller says quit,
+// then stops r: one writer per writer, an actor or a goroutine on the
+// root context, each addressing its receiver by r.Target.
+func ServeSender(cfg nodeapi.Config, r Remote) (err error) {
 	s := cfg.Spec
-	b := start()
+	sys := r.Actors()
 	baseRSS := nodeapi.RSS()
+	g := &goroutines{root: sys.Root, n: s.Writers}
+	stopWheel := func() {}
+	defer func() {
+		stopWheel()
+		err = errors.Join(err, r.Stop())
+		g.wg.Wait() // after the stop: a request still waiting ends with it, or its timeout at worst
+	}()
 	payload, err := benchpb.Payload(s.Payload)
 	if err != nil {
 		return err
 	}
-	d := &driver{op: s.Op, payload: payload, targets: make([]*actor.PID, s.Writers), calls: tally.New(s.Writers)}
+	d := &driver{op: s.Op, payload: payload, targets: make([]*actor.PID, s.Writers), result: r.Result, calls: tally.New(s.Writers)}
 	d.first.Store("")
+	g.d = d
 	var writers []*actor.PID
 	for i := range s.Writers {
-		d.targets[i] = actor.NewPID(cfg.Peer, nodeapi.TargetOf(s, i))
+		d.targets[i] = r.Target(cfg.Peer, nodeapi.TargetOf(s, i))
 		if s.WriterKind == spec.KindActor {
 			w := &writer{i: i, d: d}
-			writers = append(writers, b.sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w })))
+			writers = append(writers, sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return w })))
 		}
 	}
-	g := &goroutines{root: b.sys.Root, d: d, n: s.Writers}
-	stopWheel := func() {}
 	if s.Paced() {
-		d.wheel, err = pacer.New(time.Millisecond, 2*s.Pace+5*time.Second, func(id int32) { b.sys.Root.Send(writers[id], tick{}) })
+		d.wheel, err = pacer.New(time.Millisecond, 2*s.Pace+5*time.Second, func(id int32) { sys.Root.Send(writers[id], tick{}) })
 		if err != nil {
 			return err
 		}
@@ -149,7 +163,6 @@ func RunSender(cfg nodeapi.Config) error {
 		go d.wheel.Run(wctx)
 		stopWheel = wcancel
 	}
-	defer stopWheel()
 	h := map[string]ctl.Handler{
 		nodeapi.CmdArm: func(arg json.RawMessage) (any, error) {
 			var a nodeapi.Arm
@@ -159,7 +172,7 @@ func RunSender(cfg nodeapi.Config) error {
 			d.calls.Arm(a.PerWriter, 0)
 			d.lat.Reset()
 			d.errs.Store(0)
-			b.arm()
+			r.Arm()
 			return nil, nil
 		},
 		nodeapi.CmdStart: func(arg json.RawMessage) (any, error) {
@@ -174,19 +187,20 @@ func RunSender(cfg nodeapi.Config) error {
 			}
 			pace := time.Duration(a.PaceNs)
 			for i, pid := range writers {
-				r := run{n: a.PerWriter, pace: pace}
+				rn := run{n: a.PerWriter, pace: pace}
 				if pace > 0 {
-					r.first = pacer.FirstDue(t0, i, len(writers), pace)
+					rn.first = pacer.FirstDue(t0, i, len(writers), pace)
 				}
-				b.sys.Root.Send(pid, r)
+				sys.Root.Send(pid, rn)
 			}
 			return nodeapi.Started{StartNs: t0.UnixNano()}, nil
 		},
 		nodeapi.CmdStatus: func(json.RawMessage) (any, error) {
-			return nodeapi.Status{Connected: true, Tally: d.calls.Read(), Errors: d.errs.Load() + b.failures()}, nil
+			return nodeapi.Status{Connected: r.Connected(), Tally: d.calls.Read(), Errors: d.errs.Load() + r.Failures()}, nil
 		},
 		nodeapi.CmdStats: func(json.RawMessage) (any, error) {
-			st := nodeapi.Stats{Errors: d.errs.Load() + b.failures(), Executed: d.calls.Read().Count}
+			st := nodeapi.Stats{Errors: d.errs.Load() + r.Failures(), Executed: d.calls.Read().Count}
+			r.Stats(&st)
 			st.LatP50Ns, st.LatP99Ns, st.LatMaxNs = int64(d.lat.Quantile(0.5)), int64(d.lat.Quantile(0.99)), int64(d.lat.Max())
 			st.Note = d.first.Load().(string)
 			st.Mallocs = nodeapi.Mallocs()
@@ -194,9 +208,5 @@ func RunSender(cfg nodeapi.Config) error {
 		},
 	}
 	nodeapi.AddProfiling(h)
-	err = ctl.Serve(nodeapi.Ready{Addr: b.sys.Address(), BaseRSS: baseRSS}, h)
-	stopWheel()
-	b.stop()
-	g.wg.Wait() // after the stop: a request still waiting ends with its timeout at worst
-	return err
+	return ctl.Serve(nodeapi.Ready{Addr: r.Addr(), BaseRSS: baseRSS}, h)
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
 )
 
 // Markdown writes the report body (no top-level title): how it was run,
@@ -106,8 +108,9 @@ func cmpSign(c string) string {
 	return "≥"
 }
 
-// unpacedPaths are the columns of the unpaced tables.
-var unpacedPaths = []string{"native", "pooled", "protoactor", "lean"}
+// unpacedPaths are the columns of the unpaced tables; the bridge and lean
+// have theirs where they ran.
+var unpacedPaths = []string{spec.PathNative, spec.PathPooled, spec.PathProtoactor, spec.PathBridge, spec.PathLean}
 
 func unpaced(w io.Writer, points []Point) {
 	for _, op := range []string{"send", "cast", "call"} {
@@ -118,7 +121,7 @@ func unpaced(w io.Writer, points []Point) {
 		}
 		var keys []key
 		seen := map[key]bool{}
-		lean := false
+		bridge, lean := false, false
 		for _, p := range points {
 			p.normalize()
 			k := key{p.Payload, p.Writers, p.WriterKind, p.Receivers}
@@ -126,7 +129,8 @@ func unpaced(w io.Writer, points []Point) {
 				seen[k] = true
 				keys = append(keys, k)
 			}
-			lean = lean || (p.Op == op && p.Path == "lean")
+			bridge = bridge || (p.Op == op && p.Path == spec.PathBridge)
+			lean = lean || (p.Op == op && p.Path == spec.PathLean)
 		}
 		if len(keys) == 0 {
 			continue
@@ -135,28 +139,44 @@ func unpaced(w io.Writer, points []Point) {
 		if op == "send" {
 			fmt.Fprintf(w, " Receivers: one actor per writer, or one for all writers.")
 		}
+		if bridge {
+			fmt.Fprintf(w, " protoactor-bridge is protoactor-go's actors, unchanged, over mailroom's remote; bridge / protoactor is what they gain from it.")
+		}
 		head, rule := "| payload | writers | writers are | receivers | native | pooled | protoactor |", "|---|--:|---|---|--:|--:|--:|"
+		if bridge {
+			head, rule = head+" protoactor-bridge |", rule+"--:|"
+		}
 		if lean {
 			head, rule = head+" lean |", rule+"--:|"
 		}
 		head, rule = head+" pooled / native | pooled / protoactor |", rule+"--:|--:|"
+		if bridge {
+			head, rule = head+" bridge / protoactor |", rule+"--:|"
+		}
 		if lean {
 			head, rule = head+" pooled / lean |", rule+"--:|"
 		}
 		fmt.Fprintf(w, "\n\n%s\n%s\n", head, rule)
 		for _, k := range keys {
-			var v [4]float64
-			for i, path := range unpacedPaths {
+			v := map[string]float64{}
+			for _, path := range unpacedPaths {
 				p, _ := Get(points, Sel{Op: op, Path: path, Payload: k.payload, Writers: k.writers, WriterKind: k.kind, Receivers: k.receivers})
-				v[i] = p.AchievedPerS
+				v[path] = p.AchievedPerS
 			}
-			fmt.Fprintf(w, "| %s | %s | %ss | %s | %s | %s | %s |", k.payload, group(k.writers), k.kind, k.receivers, num(v[0]), num(v[1]), num(v[2]))
-			if lean {
-				fmt.Fprintf(w, " %s |", num(v[3]))
+			native, pooled, pa := v[spec.PathNative], v[spec.PathPooled], v[spec.PathProtoactor]
+			fmt.Fprintf(w, "| %s | %s | %ss | %s | %s | %s | %s |", k.payload, group(k.writers), k.kind, k.receivers, num(native), num(pooled), num(pa))
+			if bridge {
+				fmt.Fprintf(w, " %s |", num(v[spec.PathBridge]))
 			}
-			fmt.Fprintf(w, " %s | %s |", ratio(v[1], v[0]), ratio(v[1], v[2]))
 			if lean {
-				fmt.Fprintf(w, " %s |", ratio(v[1], v[3]))
+				fmt.Fprintf(w, " %s |", num(v[spec.PathLean]))
+			}
+			fmt.Fprintf(w, " %s | %s |", ratio(pooled, native), ratio(pooled, pa))
+			if bridge {
+				fmt.Fprintf(w, " %s |", ratio(v[spec.PathBridge], pa))
+			}
+			if lean {
+				fmt.Fprintf(w, " %s |", ratio(pooled, v[spec.PathLean]))
 			}
 			fmt.Fprintln(w)
 		}
@@ -176,7 +196,7 @@ func oneCaller(w io.Writer, res *Result) {
 	if len(rows) == 0 && res.RawTCP.RTTP50Ms == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## One caller\n\nOne goroutine calling a registered function with the bytes payload, one call at a time (protoactor-go: RequestFuture to an actor that responds), beside the raw TCP ping-pong: one connection, a %d-byte call-shaped frame out and a %d-byte reply back, no runtime. p50 and p99 of the median round (raw TCP: the median over rounds).\n\n",
+	fmt.Fprintf(w, "## One caller\n\nOne goroutine calling a registered function with the bytes payload, one call at a time (protoactor-go and protoactor-bridge: RequestFuture to an actor that responds), beside the raw TCP ping-pong: one connection, a %d-byte call-shaped frame out and a %d-byte reply back, no runtime. p50 and p99 of the median round (raw TCP: the median over rounds).\n\n",
 		res.RawTCP.CallFrameBytes, res.RawTCP.ReplyFrameBytes)
 	fmt.Fprintf(w, "| path | calls | p50 µs | p99 µs | p50 / raw TCP p50 |\n|---|--:|--:|--:|--:|\n")
 	if r := res.RawTCP; r.RTTP50Ms > 0 {
@@ -193,11 +213,13 @@ func paced(w io.Writer, points []Point) {
 		var writers []int
 		var pace float64
 		seen := map[int]bool{}
+		bridge := false
 		for _, p := range points {
 			if p.Op == op && p.PaceMs > 0 && p.Payload == "data" && !seen[p.Writers] {
 				seen[p.Writers], pace = true, p.PaceMs
 				writers = append(writers, p.Writers)
 			}
+			bridge = bridge || (p.Op == op && p.PaceMs > 0 && p.Payload == "data" && p.Path == spec.PathBridge)
 		}
 		if len(writers) == 0 {
 			continue
@@ -206,17 +228,26 @@ func paced(w io.Writer, points []Point) {
 		any0, _ := Find(points, op, "pooled", "data", writers[0], true)
 		fmt.Fprintf(w, "## Paced %s\n\nEvery writer does %d %ss of the data payload, one every %s ms: the intended rate is writers / pace and the ideal time %.0f s. Nothing is dropped; a slow point is a long one.\n\n",
 			op, any0.PerWriter, op, ftoa(pace), any0.IdealS)
-		fmt.Fprintf(w, "| writers | intended/s | native/s | pooled/s | protoactor/s | pooled / native | pooled, %% of intended |\n|--:|--:|--:|--:|--:|--:|--:|\n")
+		head, rule := "| writers | intended/s | native/s | pooled/s | protoactor/s |", "|--:|--:|--:|--:|--:|"
+		if bridge {
+			head, rule = head+" protoactor-bridge/s |", rule+"--:|"
+		}
+		fmt.Fprintf(w, "%s pooled / native | pooled, %% of intended |\n%s--:|--:|\n", head, rule)
 		for _, n := range writers {
 			nv, _ := Find(points, op, "native", "data", n, true)
 			pv, okp := Find(points, op, "pooled", "data", n, true)
 			av, _ := Find(points, op, "protoactor", "data", n, true)
-			intended := math.Max(math.Max(nv.IntendedPerS, pv.IntendedPerS), av.IntendedPerS)
+			bv, _ := Find(points, op, spec.PathBridge, "data", n, true)
+			intended := math.Max(math.Max(nv.IntendedPerS, pv.IntendedPerS), math.Max(av.IntendedPerS, bv.IntendedPerS))
 			frac := "–"
 			if okp {
 				frac = fmt.Sprintf("%.1f %%", 100*pv.AchievedFrac)
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", group(n), num(intended), num(nv.AchievedPerS), num(pv.AchievedPerS), num(av.AchievedPerS), ratio(pv.AchievedPerS, nv.AchievedPerS), frac)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |", group(n), num(intended), num(nv.AchievedPerS), num(pv.AchievedPerS), num(av.AchievedPerS))
+			if bridge {
+				fmt.Fprintf(w, " %s |", num(bv.AchievedPerS))
+			}
+			fmt.Fprintf(w, " %s | %s |\n", ratio(pv.AchievedPerS, nv.AchievedPerS), frac)
 		}
 		fmt.Fprintln(w)
 	}
@@ -293,17 +324,17 @@ func batches(w io.Writer, points []Point) {
 		return
 	}
 	n := len(rows[0].BatchHist)
-	fmt.Fprintf(w, "## Batch sizes, pooled path\n\nShare of batch frames (sender toward receiver) by messages per batch.\n\n| op | payload | writers | pace ms | mean |")
+	fmt.Fprintf(w, "## Batch sizes, proxy pools\n\nShare of batch frames (sender toward receiver) by messages per batch, on the paths that run mailroom's proxy pool (pooled, protoactor-bridge).\n\n| op | path | payload | writers | pace ms | mean |")
 	for i := range n {
 		fmt.Fprintf(w, " %s |", bucketName(i, n))
 	}
-	fmt.Fprintf(w, "\n|---|---|--:|--:|--:|%s\n", strings.Repeat("--:|", n))
+	fmt.Fprintf(w, "\n|---|---|---|--:|--:|--:|%s\n", strings.Repeat("--:|", n))
 	for _, p := range rows {
 		var total uint64
 		for _, c := range p.BatchHist {
 			total += c
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %.1f |", p.Op, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.MeanBatch)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f |", p.Op, p.Path, p.Payload, group(p.Writers), ftoa(p.PaceMs), p.MeanBatch)
 		for _, c := range p.BatchHist {
 			if c == 0 {
 				fmt.Fprintf(w, " |")

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/mailroom-go/mailroom/bench/internal/spec"
 	"github.com/mailroom-go/mailroom/bench/internal/svg"
 )
 
@@ -13,7 +14,17 @@ type Plot struct {
 	SVG         []byte
 }
 
-var pathOrder = []string{"native", "pooled", "protoactor"}
+// pathOrder is the runtime paths' order in tables and plots.
+var pathOrder = []string{spec.PathNative, spec.PathPooled, spec.PathProtoactor, spec.PathBridge}
+
+// pathColors give each path one colour in every plot.
+var pathColors = map[string]string{
+	spec.PathNative:     svg.Palette[0],
+	spec.PathPooled:     svg.Palette[1],
+	spec.PathProtoactor: svg.Palette[2],
+	spec.PathLean:       svg.Palette[3],
+	spec.PathBridge:     svg.Palette[4],
+}
 
 // Plots renders a result's figures: for each paced operation, achieved
 // rate and CPU per million operations against writers, one line per path;
@@ -29,8 +40,8 @@ func Plots(res *Result) []Plot {
 			if len(ps) == 0 {
 				continue
 			}
-			r := svg.Series{Name: path}
-			c := svg.Series{Name: path}
+			r := svg.Series{Name: path, Color: pathColors[path]}
+			c := svg.Series{Name: path, Color: pathColors[path]}
 			for _, p := range ps {
 				r.X, r.Y = append(r.X, float64(p.Writers)), append(r.Y, p.AchievedPerS)
 				c.X, c.Y = append(c.X, float64(p.Writers)), append(c.Y, p.CPUSPerMillion)
@@ -75,7 +86,7 @@ func Plots(res *Result) []Plot {
 			groups, ran = append(groups, wl.label), append(ran, wl)
 		}
 	}
-	for _, path := range append(append([]string(nil), pathOrder...), "lean") {
+	for _, path := range append(append([]string(nil), pathOrder...), spec.PathLean) {
 		for _, wl := range ran {
 			if _, ok := Get(res.Points, wl.sel.On(path)); ok {
 				paths = append(paths, path)
@@ -86,7 +97,7 @@ func Plots(res *Result) []Plot {
 	if len(groups) > 0 {
 		var rate, cpu []svg.BarSeries
 		for _, path := range paths {
-			r, c := svg.BarSeries{Name: path}, svg.BarSeries{Name: path}
+			r, c := svg.BarSeries{Name: path, Color: pathColors[path]}, svg.BarSeries{Name: path, Color: pathColors[path]}
 			for _, wl := range ran {
 				p, ok := Get(res.Points, wl.sel.On(path))
 				if !ok {
@@ -99,9 +110,9 @@ func Plots(res *Result) []Plot {
 		}
 		out = append(out,
 			Plot{File: res.Name + "-unpaced.svg", Title: "unpaced, 1,000 writers: operations per second",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1040, Height: 440}.SVG()},
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (actors; g: goroutines, g1: goroutines to one receiver): operations per second", XLabel: "workload", YLabel: "operations per second", Groups: groups, Series: rate, Width: 1240, Height: 440}.SVG()},
 			Plot{File: res.Name + "-unpaced-cpu.svg", Title: "unpaced, 1,000 writers: CPU per million operations",
-				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1040, Height: 440}.SVG()})
+				SVG: svg.Bars{Title: "Unpaced, 1,000 writers (g: goroutines, g1: to one receiver): CPU s per million, both processes", XLabel: "workload", YLabel: "CPU seconds per million", Groups: groups, Series: cpu, Width: 1240, Height: 440}.SVG()})
 	}
 	return out
 }

@@ -22,7 +22,7 @@ func sample() *Result {
 			p.AchievedFrac = rate / p.IntendedPerS
 			p.IdealS = 10
 		}
-		if path == "pooled" {
+		if path == "pooled" || path == spec.PathBridge {
 			p.MeanBatch, p.BatchHist = 12, []uint64{1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 4}
 		}
 		return p
@@ -55,6 +55,10 @@ func sample() *Result {
 		one("pooled", 0.070, 0), one("pooled", 0.066, 1), one("pooled", 0.090, 2), one("protoactor", 0.1, 0),
 		pt("send", "native", 100000, 2000, 30000, 0), pt("send", "pooled", 100000, 2000, 48000, 0),
 		pt("send", "native", 10000, 2000, 5000, 0), pt("send", "pooled", 10000, 2000, 4990, 0),
+		// protoactor-bridge: protoactor-go's actors over mailroom
+		pt("send", spec.PathBridge, 1000, 0, 160000, 0), pt("call", spec.PathBridge, 1000, 0, 25000, 0),
+		gb(spec.PathBridge, 0.6e6, 3.0, 5, 8, 0), one(spec.PathBridge, 0.080, 0),
+		pt("send", spec.PathBridge, 100000, 2000, 47000, 0),
 	}
 	res := &Result{Name: "test", Command: "make bench-quick", Machine: Machine{CPU: "cpu <x>", Cores: 2}, RawTCPMsgsPerS: 1e6, RawTCPRTTP50Ms: 0.060,
 		RawTCP: Raw{FrameBytes: 259, WriteBytes: 65 << 10, MsgsPerS: map[string]float64{"1": 1e6, "2": 1.5e6}, UnbatchedMsgsPerS: map[string]float64{"1": 2e5, "2": 3e5}, Rounds: 2,
@@ -71,8 +75,8 @@ func TestMediansPickTheMedianRound(t *testing.T) {
 	if !ok || p.AchievedPerS != 250000 || p.Rounds != 3 {
 		t.Fatalf("pooled send median %+v", p)
 	}
-	if len(res.Points) != 19 {
-		t.Fatalf("%d median points, want 19", len(res.Points))
+	if len(res.Points) != 24 {
+		t.Fatalf("%d median points, want 24", len(res.Points))
 	}
 	if p, ok := Get(res.Points, SelSendBytes.On("pooled")); !ok || p.AchievedPerS != 1.0e6 {
 		t.Fatalf("goroutine bytes pooled median %+v", p)
@@ -288,9 +292,21 @@ func TestWriteAllAndReadBack(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "test.md"))
 	for _, want := range []string{"## Targets", "## Unpaced send", "## One caller", "## Paced send", "## Resources per point", "## Batch sizes",
-		"| 100,000 | 50,000 |", "1.60×", "![paced send", "| lean |", "| bytes | 1,000 | goroutines | one |", "0.33×", "| raw TCP ping-pong | 1,000 | 60.0 |", "| missed |", "≤ 1.15×"} {
+		"| 100,000 | 50,000 |", "1.60×", "![paced send", "| lean |", "| bytes | 1,000 | goroutines | one |", "0.33×", "| raw TCP ping-pong | 1,000 | 60.0 |", "| missed |", "≤ 1.15×",
+		// the bridge: its column and what it gains over protoactor-go
+		"| protoactor | protoactor-bridge | lean | pooled / native | pooled / protoactor | bridge / protoactor | pooled / lean |",
+		"| bytes | 1,000 | goroutines | one | – | 1,000,000 | 400,000 | 600,000 | 3,000,000 | – | 2.50× | 1.50× | 0.33× |",
+		"| data | 1,000 | actors | per-writer | 40,000 | 50,000 | 10,000 | 25,000 | 1.25× | 5.00× | 2.50× |",
+		"| protoactor-bridge | 5 | 80.0 | 160.0 | 1.33× |",
+		"| pooled/s | protoactor/s | protoactor-bridge/s |", "| 100,000 | 50,000 | 30,000 | 48,000 | – | 47,000 | 1.60× | 96.0 % |",
+		"| send | protoactor-bridge | data | 1,000 | 0 | 12.0 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.HasSuffix(f, ".svg") && !strings.Contains(string(b), ">protoactor-bridge</text>") {
+			t.Errorf("%s: no protoactor-bridge in the legend", f)
 		}
 	}
 }

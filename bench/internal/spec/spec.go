@@ -17,6 +17,12 @@ const (
 	PathNative     = "native"     // mailroom remote, no proxy pool
 	PathPooled     = "pooled"     // mailroom with proxypool.Start on both nodes
 	PathProtoactor = "protoactor" // protoactor-go remote (gRPC streams)
+	// PathBridge is protoactor-go's actors, unchanged, over mailroom's
+	// remote through the protoactor/bridge module (bridge.StartNode: a
+	// mailroom node with its proxy pool under a protoactor ActorSystem).
+	// The same writers and counting actors as PathProtoactor: a cast is a
+	// send to the counting actor, a call RequestFuture to it.
+	PathBridge = "protoactor-bridge"
 	// PathLean is a reference, not a runtime: goroutines marshal into one
 	// buffer shared under a mutex, one goroutine writes it to one TCP
 	// connection; the receiver unmarshals each frame into a fresh message
@@ -28,7 +34,7 @@ const (
 
 // Paths lists every runtime path in its default order (lean is added
 // where it applies).
-var Paths = []string{PathNative, PathPooled, PathProtoactor}
+var Paths = []string{PathNative, PathPooled, PathProtoactor, PathBridge}
 
 // Writer kinds: what performs a point's operations on the sender.
 const (
@@ -41,7 +47,8 @@ const (
 	KindGoroutine = "goroutine"
 )
 
-// Receivers: which actor a send (and protoactor's cast and call) goes to.
+// Receivers: which actor a send (and protoactor's and the bridge's cast
+// and call) goes to.
 const (
 	ReceiversPerWriter = "per-writer" // writer i sends to "r<i>"
 	ReceiversOne       = "one"        // every writer sends to "r0"
@@ -101,7 +108,7 @@ func (s Spec) String() string {
 	if s.Paced() {
 		pace = "pace " + s.Pace.String()
 	}
-	return fmt.Sprintf("%-4s %-10s %-7s w=%-6d %-9s r=%-10s %s M=%d", s.Op, s.Path, s.Payload, s.Writers, s.WriterKind, s.Receivers, pace, s.PerWriter)
+	return fmt.Sprintf("%-4s %-17s %-7s w=%-6d %-9s r=%-10s %s M=%d", s.Op, s.Path, s.Payload, s.Writers, s.WriterKind, s.Receivers, pace, s.PerWriter)
 }
 
 // Validate checks a point.
@@ -109,8 +116,8 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Op != OpSend && s.Op != OpCast && s.Op != OpCall:
 		return fmt.Errorf("spec: op %q: want send, cast or call", s.Op)
-	case s.Path != PathNative && s.Path != PathPooled && s.Path != PathProtoactor && s.Path != PathLean:
-		return fmt.Errorf("spec: path %q: want native, pooled, protoactor or lean", s.Path)
+	case s.Path != PathNative && s.Path != PathPooled && s.Path != PathProtoactor && s.Path != PathBridge && s.Path != PathLean:
+		return fmt.Errorf("spec: path %q: want native, pooled, protoactor, protoactor-bridge or lean", s.Path)
 	case s.WriterKind != KindActor && s.WriterKind != KindGoroutine:
 		return fmt.Errorf("spec: %s: writer kind %q: want actor or goroutine", s, s.WriterKind)
 	case s.Receivers != ReceiversPerWriter && s.Receivers != ReceiversOne:

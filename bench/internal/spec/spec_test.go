@@ -80,9 +80,10 @@ func TestOrderInterleavesAndRotates(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	ok := gpoint(OpSend, PathLean, "bytes", 10, ReceiversOne, 1)
-	if err := ok.Validate(); err != nil {
-		t.Fatal(err)
+	for _, ok := range []Spec{gpoint(OpSend, PathLean, "bytes", 10, ReceiversOne, 1), point(OpCast, PathBridge, "data", 10, time.Second, 1)} {
+		if err := ok.Validate(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bad := []Spec{
 		{Op: "poke", Path: PathNative, Writers: 1, PerWriter: 1, WriterKind: KindActor, Receivers: ReceiversOne},
@@ -149,5 +150,40 @@ func TestQuickHasTheServiceShapedPoints(t *testing.T) {
 	}
 	if q.RawRTTs <= 0 {
 		t.Error("quick has no raw ping-pong")
+	}
+}
+
+// TestBothSetsRunTheBridgeBesideProtoactor: wherever the protoactor path
+// runs, in quick and full, protoactor-bridge runs the same point (issue
+// 19: what protoactor-go users gain without rewriting actors), send and
+// call among them; its name in progress lines lines up with the others.
+func TestBothSetsRunTheBridgeBesideProtoactor(t *testing.T) {
+	for _, set := range []Set{Quick(), Full()} {
+		bridge := map[string]bool{}
+		for _, p := range set.Points {
+			if p.Path == PathBridge {
+				bridge[p.Group()] = true
+			}
+		}
+		ops := map[string]bool{}
+		for _, p := range set.Points {
+			if p.Path == PathProtoactor {
+				if !bridge[p.Group()] {
+					t.Errorf("%s: %s runs without the bridge beside it", set.Name, p)
+				}
+				ops[p.Op] = true
+			}
+		}
+		if !ops[OpSend] || !ops[OpCall] {
+			t.Errorf("%s: protoactor (and so the bridge) lacks send or call: %v", set.Name, ops)
+		}
+		if len(bridge) == 0 {
+			t.Errorf("%s: no bridge point", set.Name)
+		}
+	}
+	a := point(OpSend, PathBridge, "data", 1000, 0, 1).String()
+	b := point(OpSend, PathNative, "data", 1000, 0, 1).String()
+	if len(a) != len(b) {
+		t.Errorf("progress lines do not line up:\n%s\n%s", a, b)
 	}
 }

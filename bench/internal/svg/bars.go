@@ -9,6 +9,7 @@ import (
 type BarSeries struct {
 	Name   string
 	Values []float64 // by group; NaN for none
+	Color  string    // default: the palette, in order
 }
 
 // Bars is a grouped bar chart.
@@ -46,7 +47,10 @@ func (bc Bars) SVG() []byte {
 	var names, colors []string
 	var dashed []bool
 	for si, s := range bc.Series {
-		color := Palette[si%len(Palette)]
+		color := s.Color
+		if color == "" {
+			color = Palette[si%len(Palette)]
+		}
 		names, colors, dashed = append(names, s.Name), append(colors, color), append(dashed, false)
 		for gi, v := range s.Values {
 			if gi >= ng || math.IsNaN(v) {

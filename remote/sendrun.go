@@ -1,0 +1,116 @@
+package remote
+
+import (
+	"context"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/hooks"
+)
+
+// A batch often holds several sends in a row to one actor (many callers
+// of one service, one caller's burst). A link's reader decodes them into
+// a run and delivers the run with one name lookup and one mailbox lock;
+// anything else in the batch, or a send to another target, delivers the
+// run first, so the order of the batch is the order of delivery.
+
+// deliverRun is the actor core's hook, typed (internal/hooks).
+var deliverRun = hooks.DeliverRun.(func(s *actor.System, ctx context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (int, error))
+
+// sendRun is the run a link's reader is gathering; reader only.
+type sendRun struct {
+	to       actor.PID
+	name     string
+	msgs     []any
+	senders  []actor.PID
+	received int // sends decoded since the last delivery, bad ones too
+	// the codec of the last type decoded: a stream mostly repeats one
+	codecType string
+	codec     *codec
+}
+
+// maxRunCap is the largest run buffer a reader keeps between frames.
+const maxRunCap = 4096
+
+// addSend decodes a send into l's run, delivering the run first when the
+// send is for another target. A payload that does not decode is a dead
+// letter (counted), and the run goes on.
+func (n *Node) addSend(l *link, el *Element) {
+	r := &l.run
+	if len(r.msgs) > 0 && (r.name != el.ToName || r.to != el.To) {
+		n.flushRun(l)
+	}
+	r.received++
+	var msg any
+	err := n.tooLarge(el) // never decoded (inbound.go)
+	switch {
+	case err != nil:
+	case r.codec != nil && el.Type == r.codecType:
+		msg, err = r.codec.decode(el.Type, el.Payload)
+	default:
+		msg, err = n.decode(el.Type, el.Payload)
+		if cd := n.codecs.cached(el.Type); cd != nil {
+			r.codecType, r.codec = el.Type, cd
+		}
+	}
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		to := sendTarget(n, el.To, el.ToName)
+		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
+		n.sys.DeadLetter(to, el.Sender, el.Type, err)
+		return
+	}
+	if len(r.msgs) == 0 {
+		r.to, r.name = el.To, el.ToName
+	}
+	r.msgs = append(r.msgs, msg)
+	r.senders = append(r.senders, el.Sender)
+}
+
+// flushRun delivers l's run. A full Block mailbox makes the link wait
+// (backpressure), until the link itself ends. While we deliver we do not
+// read: silence then is ours, not the peer's (its pings wait in our
+// socket), so liveness skips it. Only deliveries are marked: a reader
+// blocked writing a pong to a peer that stopped reading is silence.
+func (n *Node) flushRun(l *link) {
+	r := &l.run
+	if r.received > 0 {
+		n.stats.received.Add(uint64(r.received))
+		r.received = 0
+	}
+	if len(r.msgs) == 0 {
+		return
+	}
+	l.dispatching.Store(true)
+	var k int
+	var err error
+	switch {
+	case len(r.msgs) > 1:
+		k, err = deliverRun(n.sys, l.ctx, r.to, r.name, r.msgs, r.senders)
+	case r.name != "":
+		err = n.sys.DeliverNamed(l.ctx, r.senders[0], r.name, r.msgs[0], nil)
+	default:
+		err = n.sys.DeliverLocal(l.ctx, r.senders[0], r.to, r.msgs[0], nil)
+	}
+	l.dispatching.Store(false)
+	if err != nil {
+		to := sendTarget(n, r.to, r.name)
+		for i := k; i < len(r.msgs); i++ {
+			n.sys.DeadLetter(to, r.senders[i], r.msgs[i], err)
+		}
+	}
+	clear(r.msgs)
+	clear(r.senders)
+	r.msgs, r.senders = r.msgs[:0], r.senders[:0]
+	if cap(r.msgs) > maxRunCap {
+		r.msgs, r.senders = nil, nil
+	}
+}
+
+// sendTarget is the PID a dead letter of a send names: the target, or
+// this node for a registered name.
+func sendTarget(n *Node, to actor.PID, name string) actor.PID {
+	if name != "" {
+		return actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
+	}
+	return to
+}
