@@ -37,6 +37,13 @@ import (
 //     "bytes-vt" / "echo-vt" (the same as VTBlob / VTEcho, which have
 //     vtprotobuf's methods).
 //     The benchmarks of the receiving path use it.
+//   - ack(any) -> Echo{N: 1}: one reply value, built once and shared (the
+//     benchmarks of the call path measure the runtime, not the handler)
+//   - call_blast(Echo{Text: "<node> <fn> <callers> <payload>", N: n}) ->
+//     Echo{N: successes, Text: the last error}: makes n calls of fn on
+//     node from <callers> goroutines, each with its own Sender handle
+//     (payload as for blast), and returns once every one has returned.
+//     The benchmarks of the called side use it.
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
 //     where c counts sleep (and script) calls whose ctx ended early, s
 //     those running now
@@ -60,6 +67,7 @@ func Install(sys *actor.System) error {
 	}
 	node := sys.Name()
 	var count, cancelled, sleeping, sunk atomic.Int64
+	ack := &testpb.Echo{N: 1}
 	var scriptMu sync.Mutex // protects scriptRuns
 	scriptRuns := map[string]int64{}
 	fns := map[string]actor.Handler{
@@ -180,6 +188,51 @@ func Install(sys *actor.System) error {
 			}
 			return &testpb.Echo{N: n, From: node}, nil
 		},
+		"ack": func(context.Context, proto.Message) (proto.Message, error) {
+			return ack, nil
+		},
+		"call_blast": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+			e := arg.(*testpb.Echo)
+			f := strings.Fields(e.Text)
+			if len(f) != 4 {
+				return nil, actor.Reject("bad_arg", "want \"<node> <fn> <callers> <payload>\"")
+			}
+			callers, err := strconv.Atoi(f[2])
+			if err != nil || callers < 1 {
+				return nil, actor.Reject("bad_arg", "bad caller count "+f[2])
+			}
+			msg, err := blastPayload(f[3], node)
+			if err != nil {
+				return nil, err
+			}
+			var ok atomic.Int64
+			var last atomic.Value
+			var wg sync.WaitGroup
+			for i := range callers {
+				n := e.N / int64(callers)
+				if int64(i) < e.N%int64(callers) {
+					n++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					h := sys.NewSender()
+					for range n {
+						if _, err := h.Call(ctx, f[0], f[1], msg); err != nil {
+							last.Store(err.Error())
+							continue
+						}
+						ok.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			res := &testpb.Echo{N: ok.Load(), From: node}
+			if s, _ := last.Load().(string); s != "" {
+				res.Text = s
+			}
+			return res, nil
+		},
 		"blast": func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 			e := arg.(*testpb.Echo)
 			f := strings.Fields(e.Text)
@@ -190,18 +243,9 @@ func Install(sys *actor.System) error {
 			if err != nil || senders < 1 {
 				return nil, actor.Reject("bad_arg", "bad sender count "+f[2])
 			}
-			var msg proto.Message
-			switch f[3] {
-			case "bytes":
-				msg = &testpb.Blob{Data: make([]byte, 200)}
-			case "echo":
-				msg = &testpb.Echo{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
-			case "bytes-vt":
-				msg = &testpb.VTBlob{Data: make([]byte, 200)}
-			case "echo-vt":
-				msg = &testpb.VTEcho{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}
-			default:
-				return nil, actor.Reject("bad_arg", "unknown payload "+f[3])
+			msg, err := blastPayload(f[3], node)
+			if err != nil {
+				return nil, err
 			}
 			var wg sync.WaitGroup
 			for i := range senders {
@@ -272,6 +316,21 @@ func Install(sys *actor.System) error {
 		return err
 	}
 	return nil
+}
+
+// blastPayload is the message blast and call_blast send for payload.
+func blastPayload(payload, node string) (proto.Message, error) {
+	switch payload {
+	case "bytes":
+		return &testpb.Blob{Data: make([]byte, 200)}, nil
+	case "echo":
+		return &testpb.Echo{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}, nil
+	case "bytes-vt":
+		return &testpb.VTBlob{Data: make([]byte, 200)}, nil
+	case "echo-vt":
+		return &testpb.VTEcho{Text: strings.Repeat("x", 180), N: 1 << 40, From: node}, nil
+	}
+	return nil, actor.Reject("bad_arg", "unknown payload "+payload)
 }
 
 // scriptAction is the action a script gives node: its own item, else the
