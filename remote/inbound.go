@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -72,7 +71,7 @@ func (n *Node) handle(l *link, el *Element) error {
 	case KindReply:
 		n.inReply(l, el)
 	case KindCancel:
-		l.peer.cancelRunning(el.ID)
+		l.peer.running.cancel(el.ID)
 	case KindPing:
 		// Never dropped: a pong says every frame before the ping was
 		// handled (a sender's ordering barrier, barrier.go).
@@ -178,46 +177,31 @@ func (n *Node) inCall(l *link, el *Element) {
 		// caller has failed it with the link; nothing ran.
 		return
 	}
-	t := &ticket{a: p.adm, size: size}
 	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
-		t.release()
+		p.adm.release(size)
 		n.stats.badMessages.Add(1)
 		n.refuse(l, id, "call", fn, err)
 		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if el.Deadline != 0 {
-		ctx, cancel = context.WithDeadline(context.Background(), time.Unix(0, el.Deadline))
 	}
 	// Admission and the drain meet under the node lock: once Drain has
 	// begun, no call starts (it is refused: not executed) and the
 	// shutdown's wait for running calls cannot race a late Add.
 	if !n.admitCall() {
-		cancel()
-		t.release()
+		p.adm.release(size)
 		n.refuse(l, id, "call", fn, actor.ErrDraining)
 		return
 	}
-	if !p.track(id, cancel) {
-		cancel()
+	c := n.newInboundCall(l, id, fn, h, msg, size, el.Deadline)
+	if !p.running.track(c) {
 		n.running.Done()
-		t.release()
+		p.adm.release(size)
 		return // the caller's incarnation is gone: nobody to answer
 	}
 	l.owed.Add(1)
-	ctr := n.runningCounter(fn)
-	ctr.Add(1)
-	go func() {
-		defer n.running.Done()
-		defer cancel()
-		defer ctr.Add(-1)
-		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
-		p.untrack(id)
-		t.replying()
-		n.sendReply(l, id, res, err, t)
-		l.owed.Add(-1)
-	}()
+	c.ctr = n.runningCounter(fn)
+	c.ctr.Add(1)
+	n.workers.run(c)
 }
 
 func (n *Node) inRequest(l *link, el *Element) {

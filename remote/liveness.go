@@ -18,13 +18,17 @@ func (n *Node) livenessLoop() {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
-	var pruned time.Time
+	var pruned, swept time.Time
 	for {
 		select {
 		case <-n.stop:
 			return
 		case now := <-t.C:
 			n.checkLinks(now)
+			if now.Sub(swept) >= workerSweep {
+				swept = now
+				n.workers.sweep() // callworkers.go
+			}
 			if now.Sub(pruned) >= n.cfg.pruneEvery() {
 				pruned = now
 				n.pruneNodes(now) // prune.go

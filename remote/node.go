@@ -52,6 +52,7 @@ type Node struct {
 	refusedLog  logLimiter     // failed inbound handshakes
 	hooks       atomic.Pointer[[]Hooks]
 	running     sync.WaitGroup // inbound calls executing here
+	workers     workerPool     // the goroutines that run them (callworkers.go)
 	runningByFn sync.Map       // function name -> *atomic.Int64
 	wg          sync.WaitGroup // accept, liveness, handshakes
 	linkWG      sync.WaitGroup // every link's reader and writer

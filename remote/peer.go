@@ -23,16 +23,17 @@ type peer struct {
 	// native sends and requests hold it shared, Publish exclusively.
 	pathMu sync.RWMutex
 
-	adm    *admission         // its calls and casts running here (admission.go)
-	ctx    context.Context    // done when the incarnation is gone: its casts run under it
-	cancel context.CancelFunc // ends ctx
+	adm *admission // its calls and casts running here (admission.go)
+	// running are its calls executing here (running.go).
+	running runningCalls
+	ctx     context.Context    // done when the incarnation is gone: its casts run under it
+	cancel  context.CancelFunc // ends ctx
 
 	mu      sync.Mutex // protects following
 	out     *link      // our native outbound link
 	links   map[*link]struct{}
 	pending map[uint64]*pendingCall
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
-	running map[uint64]context.CancelFunc        // its calls executing here
 	gone    bool
 	leaving bool              // it said goodbye on some link: gone when its last link ends
 	drain   bool              // it announced it is draining
@@ -377,8 +378,6 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	}
 	pending := p.pending
 	p.pending = make(map[uint64]*pendingCall)
-	running := p.running
-	p.running = nil
 	p.meta = nil // what it announced goes with it
 	inWatches := p.inWatches
 	p.inWatches = nil
@@ -389,9 +388,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 		pc.f.Reply(nil, pc.failure(p, reason))
 	}
 	n.stats.failedByLiveness.Add(uint64(len(pending)))
-	for _, cancel := range running {
-		cancel()
-	}
+	p.running.cancelAll(true)
 	n.dropInWatches(inWatches) // prune.go
 	p.fireWatches(reason)
 	if pool := n.route(p.name); pool != nil && pool.peer == p {
@@ -452,42 +449,7 @@ func (p *peer) fireWatches(reason error) {
 	}
 }
 
-// track registers an inbound call from p for cancellation.
-func (p *peer) track(id uint64, cancel context.CancelFunc) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.gone {
-		return false
-	}
-	if p.running == nil {
-		p.running = make(map[uint64]context.CancelFunc)
-	}
-	p.running[id] = cancel
-	return true
-}
-
-func (p *peer) untrack(id uint64) {
-	p.mu.Lock()
-	delete(p.running, id)
-	p.mu.Unlock()
-}
-
 func (p *peer) cancelAllRunning() {
-	p.mu.Lock()
-	running := p.running
-	p.running = nil
-	p.mu.Unlock()
-	for _, cancel := range running {
-		cancel()
-	}
+	p.running.cancelAll(false)
 	p.cancel() // and its casts
-}
-
-func (p *peer) cancelRunning(id uint64) {
-	p.mu.Lock()
-	cancel := p.running[id]
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
 }

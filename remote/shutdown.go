@@ -165,6 +165,7 @@ func (n *Node) closeAll() {
 			}
 		}
 		n.linkWG.Wait()
+		n.workers.close() // callworkers.go
 		n.each(func(h *Hooks) {
 			if h.OnClose != nil {
 				h.OnClose()

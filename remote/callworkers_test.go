@@ -1,0 +1,98 @@
+package remote
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mailroom-go/mailroom/internal/memnet"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+)
+
+// Inbound calls run on reused workers: as many as ran at once, kept
+// parked between calls, ended by two sweeps of idleness and by the
+// node's stop.
+func TestInboundCallsReuseWorkers(t *testing.T) {
+	net := memnet.New()
+	bsys, b, _ := startNode(t, "b", Config{Network: net})
+	const wide = 20
+	var started sync.WaitGroup
+	started.Add(wide)
+	release := make(chan struct{})
+	require.NoError(t, bsys.Register("hold", func(ctx context.Context, _ proto.Message) (proto.Message, error) {
+		started.Done()
+		<-release
+		return &testpb.Echo{Text: "held"}, nil
+	}))
+	asys, a, _ := startNode(t, "a", Config{Network: net, Seeds: []string{"b=" + b.Addr()}})
+	require.NoError(t, a.Connect(context.Background(), "b", ""))
+
+	var calls sync.WaitGroup
+	for range wide {
+		calls.Add(1)
+		go func() {
+			defer calls.Done()
+			_, err := asys.Call(context.Background(), "b", "hold", &testpb.Echo{})
+			require.NoError(t, err)
+		}()
+	}
+	started.Wait() // every call runs at once: one worker each
+	close(release)
+	calls.Wait()
+	waitFor(t, "the workers parked", func() bool { return b.workers.parked() == wide })
+
+	g0 := runtime.NumGoroutine()
+	for range 200 {
+		_, err := asys.Call(context.Background(), "b", "echo", &testpb.Echo{Text: "x"})
+		require.NoError(t, err)
+	}
+	require.Equal(t, wide, b.workers.parked(), "sequential calls start no worker")
+	require.LessOrEqual(t, runtime.NumGoroutine(), g0+2, "sequential calls start no goroutine")
+
+	b.workers.sweep() // marks the parked
+	_, err := asys.Call(context.Background(), "b", "echo", &testpb.Echo{Text: "x"})
+	require.NoError(t, err)
+	b.workers.sweep() // ends those parked since the last sweep: all but the one just used
+	require.Equal(t, 1, b.workers.parked())
+	goroutinesSettle(t, g0-wide+1+2)
+}
+
+// A caller's cancel reaches its call on a worker: the handler's context
+// ends, and the worker is free for the next call.
+func TestCancelReachesACallOnAWorker(t *testing.T) {
+	net := memnet.New()
+	bsys, b, _ := startNode(t, "b", Config{Network: net})
+	running, ended := make(chan struct{}, 1), make(chan error, 1)
+	require.NoError(t, bsys.Register("wait", func(ctx context.Context, _ proto.Message) (proto.Message, error) {
+		running <- struct{}{}
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return nil, ctx.Err()
+	}))
+	asys, a, _ := startNode(t, "a", Config{Network: net, Seeds: []string{"b=" + b.Addr()}})
+	require.NoError(t, a.Connect(context.Background(), "b", ""))
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := asys.Call(ctx, "b", "wait", &testpb.Echo{})
+		errc <- err
+	}()
+	<-running
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	select {
+	case err := <-ended:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context did not end")
+	}
+	waitFor(t, "the worker parked", func() bool { return b.workers.parked() == 1 })
+	v, err := asys.Call(context.Background(), "b", "echo", &testpb.Echo{Text: "x"})
+	require.NoError(t, err)
+	require.Equal(t, "echo x", v.(*testpb.Echo).Text)
+	require.Equal(t, uint64(0), b.Stats().BadMessages)
+}
