@@ -28,8 +28,9 @@ type workerPool struct {
 	idle   []*worker  // parked, the last parked last
 	closed bool
 
-	busy atomic.Int64   // workers running a call
-	wg   sync.WaitGroup // every worker
+	busy    atomic.Int64   // workers running a call
+	started atomic.Uint64  // workers started so far
+	wg      sync.WaitGroup // every worker
 }
 
 // worker is one reusable goroutine; it parks on wake.
@@ -52,6 +53,7 @@ func (wp *workerPool) run(c *inboundCall) {
 	}
 	wp.wg.Add(1)
 	wp.mu.Unlock()
+	wp.started.Add(1)
 	w := &worker{wake: make(chan *inboundCall, 1)}
 	go wp.loop(w, c)
 }

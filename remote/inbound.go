@@ -382,22 +382,28 @@ func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
 
 func (n *Node) inReply(l *link, el *Element) {
 	pc := l.peer.takePending(el.ID)
-	if pc == nil {
+	if pc == nil || !pc.done.CompareAndSwap(false, true) {
+		// Its call had ended (failed, or its caller gave up).
 		n.stats.lateReplies.Add(1)
 		return
 	}
-	raw := &rawReply{status: el.Status, typ: el.Type, code: el.Code, message: el.Message}
-	if len(el.Payload) > n.cfg.MaxMessageSize {
+	raw := &pc.reply
+	raw.status, raw.typ, raw.code, raw.message = el.Status, el.Type, el.Code, el.Message
+	switch {
+	case len(el.Payload) > n.cfg.MaxMessageSize:
 		// Never copied nor decoded: the caller learns it ran, and why its
 		// answer is refused.
 		n.stats.tooLarge.Add(1)
 		n.stats.badMessages.Add(1)
 		raw.status, raw.typ = statusTooLarge, ""
 		raw.message = fmt.Sprintf("a result of %d bytes exceeds MaxMessageSize %d", len(el.Payload), n.cfg.MaxMessageSize)
-	} else if len(el.Payload) > 0 {
+	case el.Status != StatusOK:
+	case len(el.Payload) <= replyDecodeInline:
+		raw.msg, raw.decErr = n.decode(el.Type, el.Payload)
+	default:
 		raw.payload = append([]byte(nil), el.Payload...)
 	}
-	pc.f.Reply(raw, nil)
+	pc.signal <- struct{}{}
 }
 
 func (n *Node) inControl(l *link, c *Control) {

@@ -10,22 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// rawReply is a reply as the reader received it; the caller decodes it on
-// its own goroutine so the link's reader only copies bytes.
-type rawReply struct {
-	status  Status
-	typ     string
-	payload []byte
-	code    string
-	message string
-}
-
-// statusTooLarge marks a rawReply whose result was over MaxMessageSize:
-// refused by the reader before it was decoded, its payload dropped, the
-// reason in message. Never on the wire (the decoder refuses statuses
-// above StatusError).
-const statusTooLarge Status = 0xFF
-
 // Send implements actor.Transport: fire and forget to a remote PID. On the
 // first contact with a node it waits for the link (DialTimeout).
 func (n *Node) Send(sender, to actor.PID, msg any) error {
@@ -155,8 +139,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		el.Deadline = d.UnixNano()
 	}
 	el.ID = n.nextID.Add(1)
-	f := n.sys.NewFuture()
-	pc := &pendingCall{f: f, op: op, tg: tg, start: time.Now().UnixNano()}
+	pc := newPendingCall(op, tg, time.Now().UnixNano())
 	var p *peer
 	var failed *Pool // a pool that went away under us
 	for p == nil {
@@ -209,33 +192,34 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		}
 		p = np
 	}
-	v, err := f.Wait(ctx, op, node, p.inc, tg.String(), actor.MayHaveExecuted)
-	if err != nil {
-		var ae *actor.Error
-		if ctx.Err() != nil && errors.As(err, &ae) && errors.Is(ae.Err, ctx.Err()) {
-			// Our ctx ended the wait: forget the call and cancel it there.
-			p.takePending(el.ID)
-			if pc.mayRun() {
-				n.sendCancel(p, pc, el.ID) // queued behind the call on the same link
-			} else {
-				ae.Outcome = actor.NotExecuted
-			}
+	if pc.wait(ctx) {
+		// Our ctx ended the wait: forget the call and cancel it there.
+		p.takePending(el.ID)
+		err := &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: ctx.Err(), Outcome: actor.MayHaveExecuted}
+		if pc.mayRun() {
+			n.sendCancel(p, pc, el.ID) // queued behind the call on the same link
+		} else {
+			err.Outcome = actor.NotExecuted
 		}
 		return nil, err
 	}
-	raw := v.(*rawReply)
-	if raw.status == statusTooLarge {
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: %s", actor.ErrBadMessage, raw.message), Outcome: actor.Executed}
+	if pc.err != nil {
+		return nil, pc.err
 	}
-	if raw.status != StatusOK {
+	raw := &pc.reply
+	switch {
+	case raw.status == statusTooLarge:
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: %s", actor.ErrBadMessage, raw.message), Outcome: actor.Executed}
+	case raw.status != StatusOK:
 		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
 		return nil, replyError(&el, op, p, tg.String())
+	case raw.payload != nil:
+		raw.msg, raw.decErr = n.decode(raw.typ, raw.payload)
 	}
-	m, err := n.decode(raw.typ, raw.payload)
-	if err != nil {
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+	if raw.decErr != nil {
+		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", raw.decErr), Outcome: actor.Executed}
 	}
-	return m, nil
+	return raw.msg, nil
 }
 
 // countBad counts an outgoing message that could not be encoded (or was

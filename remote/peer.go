@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
 )
@@ -184,67 +183,6 @@ func (p *peer) replyLink() *link {
 	return nil
 }
 
-// pendingCall is a Call or Request waiting for its reply. It is failed by
-// the death of the path it was sent on (via) or of the incarnation.
-type pendingCall struct {
-	f     *actor.Future
-	via   any           // *link, or a pool path (see Hooks)
-	seq   atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
-	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
-	op    string
-	tg    target
-	start int64 // unix ns when it was made
-	// sentOn is the pool link a pooled call was written to (set by the
-	// proxy before the write), so a goodbye on that link can settle it.
-	sentOn atomic.Pointer[link]
-}
-
-const (
-	callQueued    int32 = iota // in a proxy's mailbox
-	callSent                   // claimed by its proxy for a write
-	callAbandoned              // failed while queued: must never be written
-)
-
-// markSent claims a queued call for writing; false if it was abandoned.
-func (pc *pendingCall) markSent() bool {
-	return pc.state.CompareAndSwap(callQueued, callSent) || pc.state.Load() == callSent
-}
-
-// wasSent reports whether the call may have left this process. For a
-// pooled call still queued it abandons the call, so its proxy will never
-// write it: the answer "not sent" stays true.
-func (pc *pendingCall) wasSent() bool {
-	if l, ok := pc.via.(*link); ok {
-		seq := pc.seq.Load()
-		return seq != 0 && l.flushed.Load() >= seq
-	}
-	if pc.state.CompareAndSwap(callQueued, callAbandoned) {
-		return false
-	}
-	return pc.state.Load() == callSent
-}
-
-// mayRun reports, when the caller gives up (ctx), whether the call can
-// still run on the peer. A native frame in the link's buffer will be
-// written unless the link dies, so enqueued counts; a pooled call still in
-// its proxy's mailbox is abandoned here and will never be written.
-func (pc *pendingCall) mayRun() bool {
-	if _, ok := pc.via.(*link); ok {
-		return pc.seq.Load() != 0
-	}
-	return pc.wasSent()
-}
-
-// failure is the error a pending call gets when its path or peer dies.
-func (pc *pendingCall) failure(p *peer, reason error) error {
-	if pc.wasSent() {
-		return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
-			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
-	}
-	return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
-		Err: fmt.Errorf("%w (%v)", actor.ErrNotSent, reason), Outcome: actor.NotExecuted}
-}
-
 // addPending registers a call; false when the incarnation is already gone.
 func (p *peer) addPending(id uint64, pc *pendingCall) bool {
 	p.mu.Lock()
@@ -276,7 +214,7 @@ func (p *peer) failVia(via any, reason error) int {
 	}
 	p.mu.Unlock()
 	for _, pc := range failed {
-		pc.f.Reply(nil, pc.failure(p, reason))
+		pc.fail(pc.failure(p, reason))
 	}
 	return len(failed)
 }
@@ -296,10 +234,10 @@ func (p *peer) failOnLink(l *link, clean bool, reason error) int {
 	p.mu.Unlock()
 	for _, pc := range failed {
 		if clean {
-			pc.f.Reply(nil, &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
+			pc.fail(&actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
 				Err: fmt.Errorf("%w: %v before it took the call", actor.ErrDraining, reason), Outcome: actor.NotExecuted})
 		} else {
-			pc.f.Reply(nil, pc.failure(p, reason))
+			pc.fail(pc.failure(p, reason))
 		}
 	}
 	return len(failed)
@@ -385,7 +323,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	p.cancel() // its casts
 	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
-		pc.f.Reply(nil, pc.failure(p, reason))
+		pc.fail(pc.failure(p, reason))
 	}
 	n.stats.failedByLiveness.Add(uint64(len(pending)))
 	p.running.cancelAll(true)

@@ -1,0 +1,143 @@
+package remote
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"google.golang.org/protobuf/proto"
+)
+
+// pendingCall is a Call or Request waiting for its reply. It is failed by
+// the death of the path it was sent on (via) or of the incarnation. It is
+// also what its caller waits on: it completes once (done), with the reply
+// (inReply) or an error (fail), and then signals; the caller's ctx ending
+// first claims it instead. One allocation per call: the outcome is kept
+// in it, and the signal channel is recycled.
+type pendingCall struct {
+	via   any           // *link, or a pool path (see Hooks)
+	seq   atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
+	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
+	op    string
+	tg    target
+	start int64 // unix ns when it was made
+	// sentOn is the pool link a pooled call was written to (set by the
+	// proxy before the write), so a goodbye on that link can settle it.
+	sentOn atomic.Pointer[link]
+
+	done   atomic.Bool   // completed, or claimed by its caller
+	signal chan struct{} // one slot: sent once the outcome is written
+	// The outcome, written by whoever completed the call, before signal.
+	reply rawReply
+	err   error
+}
+
+// rawReply is a reply as the reader received it: a small payload decoded
+// there (msg, or why it did not decode), a larger one copied for the
+// caller to decode on its own goroutine, so the link's reader only copies
+// bytes.
+type rawReply struct {
+	status  Status
+	typ     string
+	msg     proto.Message
+	decErr  error
+	payload []byte
+	code    string
+	message string
+}
+
+// replyDecodeInline is the largest reply payload the reader decodes
+// itself: below it decoding costs about what the copy would.
+const replyDecodeInline = 1 << 10
+
+// statusTooLarge marks a rawReply whose result was over MaxMessageSize:
+// refused by the reader before it was decoded, its payload dropped, the
+// reason in message. Never on the wire (the decoder refuses statuses
+// above StatusError).
+const statusTooLarge Status = 0xFF
+
+// signals recycles the channels callers wait on: once a caller has
+// received, nothing sends on its channel again (completion is once).
+var signals = sync.Pool{New: func() any { return make(chan struct{}, 1) }}
+
+func newPendingCall(op string, tg target, start int64) *pendingCall {
+	return &pendingCall{op: op, tg: tg, start: start, signal: signals.Get().(chan struct{})}
+}
+
+// fail completes the call with err; false if it had completed already.
+func (pc *pendingCall) fail(err error) bool {
+	if !pc.done.CompareAndSwap(false, true) {
+		return false
+	}
+	pc.err = err
+	pc.signal <- struct{}{}
+	return true
+}
+
+// wait blocks until the call completes or ctx ends; claimed reports that
+// ctx ended first (the call is then complete, with no outcome).
+func (pc *pendingCall) wait(ctx context.Context) (claimed bool) {
+	if done := ctx.Done(); done == nil {
+		<-pc.signal
+	} else {
+		select {
+		case <-pc.signal:
+		case <-done:
+			if pc.done.CompareAndSwap(false, true) {
+				signals.Put(pc.signal)
+				return true
+			}
+			<-pc.signal // the outcome won: it is being written
+		}
+	}
+	signals.Put(pc.signal)
+	return false
+}
+
+const (
+	callQueued    int32 = iota // in a proxy's mailbox
+	callSent                   // claimed by its proxy for a write
+	callAbandoned              // failed while queued: must never be written
+)
+
+// markSent claims a queued call for writing; false if it was abandoned.
+func (pc *pendingCall) markSent() bool {
+	return pc.state.CompareAndSwap(callQueued, callSent) || pc.state.Load() == callSent
+}
+
+// wasSent reports whether the call may have left this process. For a
+// pooled call still queued it abandons the call, so its proxy will never
+// write it: the answer "not sent" stays true.
+func (pc *pendingCall) wasSent() bool {
+	if l, ok := pc.via.(*link); ok {
+		seq := pc.seq.Load()
+		return seq != 0 && l.flushed.Load() >= seq
+	}
+	if pc.state.CompareAndSwap(callQueued, callAbandoned) {
+		return false
+	}
+	return pc.state.Load() == callSent
+}
+
+// mayRun reports, when the caller gives up (ctx), whether the call can
+// still run on the peer. A native frame in the link's buffer will be
+// written unless the link dies, so enqueued counts; a pooled call still in
+// its proxy's mailbox is abandoned here and will never be written.
+func (pc *pendingCall) mayRun() bool {
+	if _, ok := pc.via.(*link); ok {
+		return pc.seq.Load() != 0
+	}
+	return pc.wasSent()
+}
+
+// failure is the error a pending call gets when its path or peer dies.
+func (pc *pendingCall) failure(p *peer, reason error) error {
+	if pc.wasSent() {
+		return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
+			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
+	}
+	return &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(),
+		Err: fmt.Errorf("%w (%v)", actor.ErrNotSent, reason), Outcome: actor.NotExecuted}
+}
