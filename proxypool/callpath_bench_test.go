@@ -12,7 +12,11 @@ package proxypool
 //	benchstat callpath.txt onecaller.txt
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -56,6 +60,7 @@ func BenchmarkCallerPath(b *testing.B) {
 	for _, kind := range []string{"root", "senders"} {
 		for _, p := range callPayloads {
 			b.Run("callers="+kind+"/payload="+p.name, func(b *testing.B) {
+				st0 := a.pool.Stats("b")
 				b.ReportAllocs()
 				b.ResetTimer()
 				cpu0 := cpuNow(b)
@@ -86,6 +91,7 @@ func BenchmarkCallerPath(b *testing.B) {
 				b.StopTimer()
 				b.ReportMetric(float64(cpuNow(b)-cpu0)/float64(b.N), "cpu-ns/call")
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+				reportBatch(b, st0, a.pool.Stats("b"))
 			})
 		}
 	}
@@ -109,6 +115,7 @@ func BenchmarkCalleePath(b *testing.B) {
 	waitChildPool(b, a, "b")
 	for _, p := range callPayloads {
 		b.Run("payload="+p.name, func(b *testing.B) {
+			st0 := a.pool.Stats("b")
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuNow(b)
@@ -123,14 +130,27 @@ func BenchmarkCalleePath(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpuNow(b)-cpu0)/float64(b.N), "cpu-ns/call")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+			reportBatch(b, st0, a.pool.Stats("b")) // the replies' batches
 		})
+	}
+}
+
+// reportBatch reports the messages per batch frame this node's pool
+// wrote between two Stats.
+func reportBatch(b *testing.B, before, after Stats) {
+	if n := after.Batches - before.Batches; n > 0 {
+		b.ReportMetric(float64(after.Messages-before.Messages)/float64(n), "msgs/batch")
 	}
 }
 
 // BenchmarkOneCaller: one goroutine, one call of 200 bytes at a time to
 // "ack" on a child process; the round trip's median (p50-µs) and this
 // process's CPU per call. path=pooled: both nodes run a pool toward the
-// other; path=native: a child without a pool, and none toward it.
+// other; path=native: a child without a pool, and none toward it;
+// path=rawtcp: the floor, a 251-byte frame to the child's raw_echo and
+// a 30-byte frame back on a plain TCP connection, no runtime (the bench
+// harness's ping-pong). Compare paths within a run: the machine's load
+// moves them all.
 func BenchmarkOneCaller(b *testing.B) {
 	pooled := testnode.Start(b, testnode.Options{Name: "b"})
 	native := testnode.Start(b, testnode.Options{Name: "c", Extra: map[string]string{"pool": "off"}})
@@ -145,10 +165,34 @@ func BenchmarkOneCaller(b *testing.B) {
 		b.Fatal(err)
 	}
 	arg := &testpb.Blob{Data: make([]byte, 200)}
-	for _, path := range []struct{ name, node string }{{"pooled", "b"}, {"native", "c"}} {
+	v, err := a.sys.Call(ctx, "b", "raw_echo", &testpb.Echo{N: 26})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := net.Dial("tcp", v.(*testpb.Echo).Text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { raw.Close() })
+	rawIn := bufio.NewReader(raw)
+	rawCall := make([]byte, 251)
+	binary.BigEndian.PutUint32(rawCall, 247)
+	rawReply := make([]byte, 30)
+	call := func(node string) error {
+		if node == "" {
+			if _, err := raw.Write(rawCall); err != nil {
+				return err
+			}
+			_, err := io.ReadFull(rawIn, rawReply)
+			return err
+		}
+		_, err := a.sys.Call(ctx, node, "ack", arg)
+		return err
+	}
+	for _, path := range []struct{ name, node string }{{"pooled", "b"}, {"native", "c"}, {"rawtcp", ""}} {
 		b.Run("path="+path.name, func(b *testing.B) {
 			for range 1000 { // warm up
-				if _, err := a.sys.Call(ctx, path.node, "ack", arg); err != nil {
+				if err := call(path.node); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -158,7 +202,7 @@ func BenchmarkOneCaller(b *testing.B) {
 			cpu0 := cpuNow(b)
 			for i := range b.N {
 				t0 := time.Now()
-				if _, err := a.sys.Call(ctx, path.node, "ack", arg); err != nil {
+				if err := call(path.node); err != nil {
 					b.Fatal(err)
 				}
 				rtt[i] = time.Since(t0)

@@ -105,7 +105,8 @@ func TestStartAndStopConnectionAreIdempotent(t *testing.T) {
 }
 
 // holder holds every pool link's writes: each write waits for a token,
-// until open lets everything through.
+// until open lets everything through, or until its link closes (as a
+// write blocked in the kernel returns when its connection closes).
 type holder struct {
 	entered atomic.Int64 // writes that reached the hold
 	tokens  chan struct{}
@@ -118,11 +119,13 @@ func newHolder() *holder {
 }
 
 func (h *holder) hook(l *remote.PoolLink) {
+	closed := l.Closed()
 	l.SetHold(func() {
 		h.entered.Add(1)
 		select {
 		case <-h.tokens:
 		case <-h.opened:
+		case <-closed:
 		}
 	})
 }

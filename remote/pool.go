@@ -301,13 +301,21 @@ func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *tick
 		putBuf(s)
 		return err
 	}
-	q := &pl.links[i].q
+	link := pl.links[i]
+	q := &link.q
 	if len(b) > q.opts.maxBody {
 		putBuf(s)
 		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.MaxFrameSize)
 	}
-	err = q.pushWith(b, pc, force, t)
+	// A call, a request or a reply that finds its proxy idle is written by
+	// its own goroutine, which waits for the other side anyway (a send
+	// keeps going: its proxy writes).
+	mayWrite := el.Kind != KindSend && el.Kind != KindCast && link.open.Load()
+	own, err := q.pushWith(b, pc, force, t, mayWrite)
 	putBuf(s)
+	if own {
+		link.flushOwned()
+	}
 	return err
 }
 

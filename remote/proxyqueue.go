@@ -102,7 +102,7 @@ type proxyQueue struct {
 	queued    int         // entries waiting (not taken)
 	heldN     int         // entries waiting or being written
 	heldBytes int64
-	scheduled bool          // the proxy was told and has not found the queue empty since
+	scheduled bool          // a turn is owned (the proxy's, or a caller's writing) and has not found the queue empty since
 	shut      bool          // refuses new entries (its pool is gone)
 	room      chan struct{} // closed when room appears; nil when nobody waits
 	spare     []*batchBuf   // recycled buffers
@@ -120,24 +120,28 @@ const (
 // push appends one encoded entry (pc set for a call or request). force
 // ignores the bounds. errPathClosed once the queue is shut.
 func (q *proxyQueue) push(entry []byte, pc *pendingCall, force bool) error {
-	return q.pushWith(entry, pc, force, nil)
+	_, err := q.pushWith(entry, pc, force, nil, false)
+	return err
 }
 
 // pushWith is push with the admission ticket of the call a reply answers,
-// held until the batch holding the reply is written or dropped.
-func (q *proxyQueue) pushWith(entry []byte, pc *pendingCall, force bool, t *ticket) error {
+// held until the batch holding the reply is written or dropped. With
+// mayWrite, a push into an idle queue does not wake the proxy: it
+// reports own, and the caller owns the turn (it writes, see
+// PoolLink.flushOwned).
+func (q *proxyQueue) pushWith(entry []byte, pc *pendingCall, force bool, t *ticket, mayWrite bool) (own bool, err error) {
 	q.mu.Lock()
 	for {
 		if q.shut {
 			q.mu.Unlock()
-			return errPathClosed
+			return false, errPathClosed
 		}
 		if force || q.fits(len(entry)) {
 			break
 		}
 		if q.opts.failFast {
 			q.mu.Unlock()
-			return actor.ErrOverloaded
+			return false, actor.ErrOverloaded
 		}
 		if q.room == nil {
 			q.room = make(chan struct{})
@@ -164,10 +168,13 @@ func (q *proxyQueue) pushWith(entry []byte, pc *pendingCall, force bool, t *tick
 	wake := !q.scheduled
 	q.scheduled = true
 	q.mu.Unlock()
-	if wake {
+	switch {
+	case wake && mayWrite:
+		return true, nil
+	case wake:
 		q.wake()
 	}
-	return nil
+	return false, nil
 }
 
 // fits reports whether n more bytes are within the bounds. A message

@@ -44,6 +44,11 @@ import (
 //     node from <callers> goroutines, each with its own Sender handle
 //     (payload as for blast), and returns once every one has returned.
 //     The benchmarks of the called side use it.
+//   - raw_echo(Echo{N: n}) -> Echo{Text: addr}: a plain TCP listener on
+//     addr (started on the first call, closed when the node stops) that
+//     answers every length-prefixed frame (u32 big endian) with a frame
+//     of n bytes: the round trip with no runtime, the floor the single
+//     caller's benchmark compares with
 //   - stats(Echo) -> Echo{N: dead letters, Text: "cancelled=<c> sleeping=<s>"}
 //     where c counts sleep (and script) calls whose ctx ended early, s
 //     those running now
@@ -68,6 +73,7 @@ func Install(sys *actor.System) error {
 	node := sys.Name()
 	var count, cancelled, sleeping, sunk atomic.Int64
 	ack := &testpb.Echo{N: 1}
+	raw := &rawEcho{}
 	var scriptMu sync.Mutex // protects scriptRuns
 	scriptRuns := map[string]int64{}
 	fns := map[string]actor.Handler{
@@ -187,6 +193,13 @@ func Install(sys *actor.System) error {
 				}
 			}
 			return &testpb.Echo{N: n, From: node}, nil
+		},
+		"raw_echo": func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			addr, err := raw.start(sys, int(arg.(*testpb.Echo).N))
+			if err != nil {
+				return nil, err
+			}
+			return &testpb.Echo{Text: addr, From: node}, nil
 		},
 		"ack": func(context.Context, proto.Message) (proto.Message, error) {
 			return ack, nil
