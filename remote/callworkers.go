@@ -33,14 +33,18 @@ type workerPool struct {
 	wg      sync.WaitGroup // every worker
 }
 
+// task is what a worker runs: an inbound call, or a link's reader role
+// (reader.go).
+type task interface{ run() }
+
 // worker is one reusable goroutine; it parks on wake.
 type worker struct {
-	wake  chan *inboundCall // one slot; nil tells it to end
-	swept bool              // parked through the last sweep
+	wake  chan task // one slot; nil tells it to end
+	swept bool      // parked through the last sweep
 }
 
 // run starts c on a parked worker, or on a new one.
-func (wp *workerPool) run(c *inboundCall) {
+func (wp *workerPool) run(c task) {
 	wp.busy.Add(1)
 	wp.mu.Lock()
 	if k := len(wp.idle); k > 0 {
@@ -54,11 +58,27 @@ func (wp *workerPool) run(c *inboundCall) {
 	wp.wg.Add(1)
 	wp.mu.Unlock()
 	wp.started.Add(1)
-	w := &worker{wake: make(chan *inboundCall, 1)}
+	w := &worker{wake: make(chan task, 1)}
 	go wp.loop(w, c)
 }
 
-func (wp *workerPool) loop(w *worker, c *inboundCall) {
+// adopt makes the calling goroutine a worker: it runs c, then parks like
+// any other (a link's first reader, which handed its role on).
+func (wp *workerPool) adopt(c task) {
+	wp.busy.Add(1)
+	wp.mu.Lock()
+	if wp.closed {
+		wp.mu.Unlock()
+		c.run()
+		wp.busy.Add(-1)
+		return
+	}
+	wp.wg.Add(1)
+	wp.mu.Unlock()
+	wp.loop(&worker{wake: make(chan task, 1)}, c)
+}
+
+func (wp *workerPool) loop(w *worker, c task) {
 	defer wp.wg.Done()
 	for c != nil {
 		c.run()
@@ -67,9 +87,9 @@ func (wp *workerPool) loop(w *worker, c *inboundCall) {
 	}
 }
 
-// park puts w back in the pool and waits for its next call; nil when it
+// park puts w back in the pool and waits for its next task; nil when it
 // is to end.
-func (wp *workerPool) park(w *worker) *inboundCall {
+func (wp *workerPool) park(w *worker) task {
 	wp.mu.Lock()
 	if wp.closed {
 		wp.mu.Unlock()

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -97,4 +98,35 @@ func TestCancelReachesACallOnAWorker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "echo x", v.(*testpb.Echo).Text)
 	require.Equal(t, uint64(0), b.Stats().BadMessages)
+}
+
+// A call alone in its frame runs on the goroutine that read it (the
+// reader role moves to a worker), and its reply is written from there;
+// a run of lone calls starts no goroutines beyond the first hand-off.
+func TestALoneCallRunsOnItsReader(t *testing.T) {
+	net := memnet.New()
+	bsys, b, _ := startNode(t, "b", Config{Network: net})
+	stacks := make(chan string, 1)
+	require.NoError(t, bsys.Register("where", func(context.Context, proto.Message) (proto.Message, error) {
+		buf := make([]byte, 8<<10)
+		select {
+		case stacks <- string(buf[:runtime.Stack(buf, false)]):
+		default:
+		}
+		return &testpb.Echo{Text: "here"}, nil
+	}))
+	asys, a, _ := startNode(t, "a", Config{Network: net, Seeds: []string{"b=" + b.Addr()}})
+	require.NoError(t, a.Connect(context.Background(), "b", ""))
+	_, err := asys.Call(context.Background(), "b", "where", &testpb.Echo{})
+	require.NoError(t, err)
+	stack := <-stacks
+	require.True(t, strings.Contains(stack, "remote.(*link).readLoop") || strings.Contains(stack, "remote.(*linkReader).run"),
+		"the handler ran on the goroutine that read it:\n%s", stack)
+
+	started := b.workers.started.Load()
+	for range 200 {
+		_, err := asys.Call(context.Background(), "b", "echo", &testpb.Echo{Text: "x"})
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, b.workers.started.Load(), started+2, "lone calls hand the reader role between the same few goroutines")
 }

@@ -16,11 +16,13 @@ var errGoodbye = errors.New("remote: peer said goodbye")
 // dispatch handles one frame from l. An error closes l (bad input from
 // that peer); the node keeps serving every other link.
 func (n *Node) dispatch(l *link, k Kind, body []byte) error {
+	l.lone = true
 	if k == KindBatch {
 		it, err := l.ends.newBatchIter(body)
 		if err != nil {
 			return n.badInput(l, err)
 		}
+		l.lone = it.left == 1
 		var el Element
 		for {
 			ok, err := it.next(&el)
@@ -201,6 +203,10 @@ func (n *Node) inCall(l *link, el *Element) {
 	l.owed.Add(1)
 	c.ctr = n.runningCounter(fn)
 	c.ctr.Add(1)
+	if l.lone {
+		l.inline = c // alone in its frame: this goroutine runs it (reader.go)
+		return
+	}
 	n.workers.run(c)
 }
 
@@ -346,7 +352,10 @@ func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t)
+			// Alone: no other call of its peer runs here (nor waits to
+			// hand its reply on).
+			alone := t != nil && t.a.inflight() == 1
+			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t, alone)
 			if err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,8 @@ type link struct {
 	lastSent    atomic.Int64  // unix ns
 	stats       linkStats
 	run         sendRun       // the reader's run of sends (sendrun.go); reader only
+	lone        bool          // the frame being dispatched holds one element; reader only
+	inline      *inboundCall  // a lone call the reader runs itself (reader.go); reader only
 	done        chan struct{} // closed when reader and writer have exited
 	wg          sync.WaitGroup
 }
@@ -223,38 +224,6 @@ func (l *link) writeLoop() {
 			l.spare = out[:0]
 		}
 		l.mu.Unlock()
-	}
-}
-
-func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
-	defer l.wg.Done()
-	n := l.node
-	fr := newFrameReader(countingReader{l}, n.cfg.MaxFrameSize).budgeted(n.readBudget, &readWait{
-		abort: l.closedCh, patience: n.cfg.window(), busy: &l.dispatching,
-		waits: &n.stats.readWaits, timeouts: &n.stats.budgetTimeouts,
-	})
-	defer fr.release()
-	for {
-		k, body, err := fr.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) && l.writeClosed() {
-				err = errLinkClosed // the end of a lingering close
-			}
-			if isWireError(err) {
-				l.node.stats.badFrames.Add(1)
-				err = fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)
-			}
-			l.close(readErr(err))
-			return
-		}
-		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		err = dispatch(l, k, body)
-		l.reads.Add(1)
-		if err != nil {
-			l.close(err)
-			return
-		}
 	}
 }
 

@@ -55,7 +55,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if wantInc != 0 && pool.inc != wantInc {
 				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 			}
-			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil)
+			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil, false)
 			if err == nil {
 				n.stats.sentPooled.Add(1)
 				return nil
@@ -149,10 +149,11 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 				return nil, actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, p.inc))
 			}
 			pc.via = pool
-			if !p.addPending(el.ID, pc) {
+			ok, alone := p.addPending(el.ID, pc)
+			if !ok {
 				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 			}
-			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil); err != nil {
+			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil, alone); err != nil {
 				p.takePending(el.ID)
 				if !errors.Is(err, errPathClosed) {
 					n.countBad(err)
@@ -176,7 +177,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			continue
 		}
 		pc.via = l
-		if !np.addPending(el.ID, pc) {
+		if ok, _ := np.addPending(el.ID, pc); !ok {
 			np.pathMu.RUnlock()
 			return nil, actor.NewError(op, node, np.inc, tg.String(), actor.ErrNotSent)
 		}

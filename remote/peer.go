@@ -183,15 +183,16 @@ func (p *peer) replyLink() *link {
 	return nil
 }
 
-// addPending registers a call; false when the incarnation is already gone.
-func (p *peer) addPending(id uint64, pc *pendingCall) bool {
+// addPending registers a call; false when the incarnation is already
+// gone. alone reports that no other call waits on p.
+func (p *peer) addPending(id uint64, pc *pendingCall) (ok, alone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.gone {
-		return false
+		return false, false
 	}
 	p.pending[id] = pc
-	return true
+	return true, len(p.pending) == 1
 }
 
 func (p *peer) takePending(id uint64) *pendingCall {

@@ -289,8 +289,10 @@ func (pl *Pool) callShard(sender actor.PID, id uint64) int {
 // enqueue encodes el and queues it on proxy i (see shard and callShard).
 // force ignores the queue's bounds (replies). t, for a reply, is the
 // admission ticket of the call it answers (admission.go): given back
-// once the batch holding the reply is written or dropped.
-func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket) error {
+// once the batch holding the reply is written or dropped. alone says no
+// other call or reply is on its way (a lone caller): written by its own
+// goroutine, it is written at once, with no yield to let others join.
+func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket, alone bool) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
@@ -314,7 +316,7 @@ func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *tick
 	own, err := q.pushWith(b, pc, force, t, mayWrite)
 	putBuf(s)
 	if own {
-		link.flushOwned()
+		link.flushOwned(!alone)
 	}
 	return err
 }

@@ -138,12 +138,14 @@ func (pl *PoolLink) Flush() (more bool, err error) {
 // anyway): it writes what waits, from its own goroutine, and hands what
 // arrived meanwhile to the proxy. An idle path so costs no hand-off to
 // the proxy's goroutine; under load the proxy's turns batch as before.
-// Only after the fence (open).
-func (pl *PoolLink) flushOwned() {
-	// As the proxy does: let the callers already runnable add theirs
-	// first, so that a crowd is one batch, not a write each (without
-	// it, 1,000 callers wrote batches of 1.5-3 and spent twice the CPU).
-	runtime.Gosched()
+// Only after the fence (open). With yield it first lets the goroutines
+// already runnable add theirs, as the proxy does, so that a crowd is one
+// batch, not a write each: without it 1,000 callers wrote batches of
+// 1.5-3 and spent twice the CPU per call. A lone caller does not yield.
+func (pl *PoolLink) flushOwned(yield bool) {
+	if yield {
+		runtime.Gosched()
+	}
 	pl.fmu.Lock()
 	more, err := pl.flush()
 	pl.fmu.Unlock()
