@@ -396,21 +396,25 @@ func (n *Node) inReply(l *link, el *Element) {
 		n.stats.lateReplies.Add(1)
 		return
 	}
-	raw := &pc.reply
-	raw.status, raw.typ, raw.code, raw.message = el.Status, el.Type, el.Code, el.Message
+	p := l.peer
 	switch {
 	case len(el.Payload) > n.cfg.MaxMessageSize:
 		// Never copied nor decoded: the caller learns it ran, and why its
 		// answer is refused.
 		n.stats.tooLarge.Add(1)
 		n.stats.badMessages.Add(1)
-		raw.status, raw.typ = statusTooLarge, ""
-		raw.message = fmt.Sprintf("a result of %d bytes exceeds MaxMessageSize %d", len(el.Payload), n.cfg.MaxMessageSize)
+		pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Outcome: actor.Executed,
+			Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, len(el.Payload), n.cfg.MaxMessageSize)}
 	case el.Status != StatusOK:
+		pc.err = replyError(el, pc.op, p, pc.tg.String())
 	case len(el.Payload) <= replyDecodeInline:
-		raw.msg, raw.decErr = n.decode(el.Type, el.Payload)
+		if m, err := n.decode(el.Type, el.Payload); err != nil {
+			pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+		} else {
+			pc.res = m
+		}
 	default:
-		raw.payload = append([]byte(nil), el.Payload...)
+		pc.large = &largeReply{typ: el.Type, payload: append([]byte(nil), el.Payload...)}
 	}
 	pc.signal <- struct{}{}
 }

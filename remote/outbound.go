@@ -207,20 +207,14 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 	if pc.err != nil {
 		return nil, pc.err
 	}
-	raw := &pc.reply
-	switch {
-	case raw.status == statusTooLarge:
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w: %s", actor.ErrBadMessage, raw.message), Outcome: actor.Executed}
-	case raw.status != StatusOK:
-		el := Element{Status: raw.status, Code: raw.code, Message: raw.message}
-		return nil, replyError(&el, op, p, tg.String())
-	case raw.payload != nil:
-		raw.msg, raw.decErr = n.decode(raw.typ, raw.payload)
+	if lr := pc.large; lr != nil {
+		m, err := n.decode(lr.typ, lr.payload)
+		if err != nil {
+			return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+		}
+		return m, nil
 	}
-	if raw.decErr != nil {
-		return nil, &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: fmt.Errorf("reply: %w", raw.decErr), Outcome: actor.Executed}
-	}
-	return raw.msg, nil
+	return pc.res, nil
 }
 
 // countBad counts an outgoing message that could not be encoded (or was

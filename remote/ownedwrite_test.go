@@ -68,6 +68,7 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	}
 	call()
 	require.Equal(t, int64(1), wakes.Load(), "the first call waits for the proxy: the fence")
+	waitFor(t, "the proxy's turn counted", func() bool { return stats.Batches.Load() == 1 })
 	b0 := stats.Batches.Load()
 	for range 20 {
 		call()

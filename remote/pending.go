@@ -29,34 +29,25 @@ type pendingCall struct {
 
 	done   atomic.Bool   // completed, or claimed by its caller
 	signal chan struct{} // one slot: sent once the outcome is written
-	// The outcome, written by whoever completed the call, before signal.
-	reply rawReply
+	// The outcome, written by whoever completed the call, before signal:
+	// the result (decoded by the reader), or an error, or a large result's
+	// bytes for the caller to decode.
+	res   proto.Message
 	err   error
+	large *largeReply
 }
 
-// rawReply is a reply as the reader received it: a small payload decoded
-// there (msg, or why it did not decode), a larger one copied for the
-// caller to decode on its own goroutine, so the link's reader only copies
-// bytes.
-type rawReply struct {
-	status  Status
+// largeReply is a result over replyDecodeInline bytes, copied by the
+// reader for the caller to decode on its own goroutine, so that the
+// link's reader only copies bytes.
+type largeReply struct {
 	typ     string
-	msg     proto.Message
-	decErr  error
 	payload []byte
-	code    string
-	message string
 }
 
-// replyDecodeInline is the largest reply payload the reader decodes
-// itself: below it decoding costs about what the copy would.
+// replyDecodeInline is the largest result the reader decodes itself:
+// below it decoding costs about what the copy would.
 const replyDecodeInline = 1 << 10
-
-// statusTooLarge marks a rawReply whose result was over MaxMessageSize:
-// refused by the reader before it was decoded, its payload dropped, the
-// reason in message. Never on the wire (the decoder refuses statuses
-// above StatusError).
-const statusTooLarge Status = 0xFF
 
 // signals recycles the channels callers wait on: once a caller has
 // received, nothing sends on its channel again (completion is once).
