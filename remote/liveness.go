@@ -28,6 +28,7 @@ func (n *Node) livenessLoop() {
 			if now.Sub(swept) >= workerSweep {
 				swept = now
 				n.workers.sweep() // callworkers.go
+				n.sweepPools()    // proxyqueue.go
 			}
 			if now.Sub(pruned) >= n.cfg.pruneEvery() {
 				pruned = now

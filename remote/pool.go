@@ -268,6 +268,16 @@ func (n *Node) route(node string) *Pool {
 	return pool
 }
 
+// sweepPools trims the recycled buffers of the proxy queues that stayed
+// idle since the last sweep.
+func (n *Node) sweepPools() {
+	for _, pool := range *n.routes.Load() {
+		for _, l := range pool.links {
+			l.q.sweep()
+		}
+	}
+}
+
 // Route is the pool currently published for node, or nil.
 func (n *Node) Route(node string) *Pool { return n.route(node) }
 

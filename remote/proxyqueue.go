@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -107,13 +108,22 @@ type proxyQueue struct {
 	room      chan struct{} // closed when room appears; nil when nobody waits
 	spare     []*batchBuf   // recycled buffers
 	lately    int           // bytes of the largest batch of the last take
+	turns     uint64        // takes so far
+	swept     uint64        // turns at the last sweep
 }
 
-// A busy queue recycles its batches' buffers (as many as it held at its
-// peak, within the queue's bounds); an idle one keeps one small buffer.
+// A queue recycles its batches' buffers (as many as it held at its peak,
+// within the queue's bounds), and a batch that outgrows its buffer leaves
+// the smaller one to the spares rather than to the GC. A queue that
+// stayed idle through a whole sweep (the node's liveness loop, every
+// second) keeps its two largest within 64 KiB in all: a turn writes one
+// batch while the next fills another. (Trimming at every idle moment
+// made a queue of calls, idle between waves of replies, allocate a
+// buffer and grow it on almost every turn: 500 bytes per call.)
 const (
 	maxSpare      = 64
 	maxSpareBytes = 1 << 20
+	idleSpares    = 2
 	idleSpareCap  = 64 << 10
 )
 
@@ -158,6 +168,9 @@ func (q *proxyQueue) pushWith(entry []byte, pc *pendingCall, force bool, t *tick
 	if t != nil {
 		bb.tickets = append(bb.tickets, t)
 	}
+	if need := len(bb.b) + len(entry); need > cap(bb.b) {
+		q.grow(bb, need)
+	}
 	bb.b = append(bb.b, entry...)
 	bb.n++
 	bb.heldN++
@@ -197,7 +210,17 @@ func (q *proxyQueue) open(n int) *batchBuf {
 	}
 	var bb *batchBuf
 	if k := len(q.spare); k > 0 {
-		bb = q.spare[k-1]
+		// The largest: batches lately were as large as the largest, and a
+		// buffer that grows leaves garbage.
+		j := k - 1
+		for i := range k - 1 {
+			if cap(q.spare[i].b) > cap(q.spare[j].b) {
+				j = i
+			}
+		}
+		bb = q.spare[j]
+		q.spare[j] = q.spare[k-1]
+		q.spare[k-1] = nil
 		q.spare = q.spare[:k-1]
 	} else {
 		// As large as the batches lately taken (calls come in batches of
@@ -209,9 +232,21 @@ func (q *proxyQueue) open(n int) *batchBuf {
 	return bb
 }
 
+// grow gives bb a buffer of at least need bytes, and its old one to the
+// spares. Under mu.
+func (q *proxyQueue) grow(bb *batchBuf, need int) {
+	old := bb.b
+	bb.b = make([]byte, len(old), max(2*cap(old), need))
+	copy(bb.b, old)
+	if len(q.spare) < maxSpare && cap(old) <= maxSpareBytes {
+		q.spare = append(q.spare, &batchBuf{b: old[:hdrRoom]})
+	}
+}
+
 // take hands every waiting batch to the proxy (appended to dst).
 func (q *proxyQueue) take(dst []*batchBuf) []*batchBuf {
 	q.mu.Lock()
+	q.turns++
 	q.lately = 0
 	for _, bb := range q.batches {
 		q.lately = max(q.lately, len(bb.b))
@@ -249,7 +284,7 @@ func (q *proxyQueue) done(bb *batchBuf) {
 
 // idle ends a turn of the proxy: it reports whether more is waiting (the
 // proxy stays scheduled and takes another turn); otherwise the next push
-// wakes it, and the queue keeps only a small buffer while idle.
+// wakes it.
 func (q *proxyQueue) idle() (more bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -257,15 +292,41 @@ func (q *proxyQueue) idle() (more bool) {
 		return true
 	}
 	q.scheduled = false
-	keep := q.spare[:0]
+	return false
+}
+
+// sweep trims the spares of a queue that took no turn since the last
+// sweep.
+func (q *proxyQueue) sweep() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.turns != q.swept || q.scheduled {
+		q.swept = q.turns
+		return
+	}
+	if len(q.spare) <= idleSpares && q.spareBytes() <= idleSpareCap {
+		return
+	}
+	// Keep the largest that fit, at most idleSpares.
+	slices.SortFunc(q.spare, func(a, b *batchBuf) int { return cap(b.b) - cap(a.b) })
+	keep, total := q.spare[:0], 0
 	for _, bb := range q.spare {
-		if len(keep) == 0 && cap(bb.b) <= idleSpareCap {
+		if len(keep) < idleSpares && total+cap(bb.b) <= idleSpareCap {
 			keep = append(keep, bb)
+			total += cap(bb.b)
 		}
 	}
 	clear(q.spare[len(keep):])
 	q.spare = keep
-	return false
+}
+
+// spareBytes is the capacity of the recycled buffers. Under mu.
+func (q *proxyQueue) spareBytes() int {
+	n := 0
+	for _, bb := range q.spare {
+		n += cap(bb.b)
+	}
+	return n
 }
 
 // close refuses new entries from now on and wakes the callers waiting
