@@ -6,8 +6,9 @@ import (
 )
 
 // Admission for inbound work. Every call and cast a peer incarnation
-// sends runs on a goroutine of its own, so a peer that sends faster than
-// its handlers finish (or never reads their replies) could make this node
+// sends runs on a goroutine (a cast on one of its own, a call on a worker
+// that is reused, callworkers.go), so a peer that sends faster than its
+// handlers finish (or never reads their replies) could make this node
 // spawn and keep without bound. Each peer incarnation has an admission
 // shared by all its links, native and pool: at most MaxInflightPerPeer
 // calls and casts (and MaxInflightBytesPerPeer of their payloads) are in

@@ -141,7 +141,14 @@ func (wp *workerPool) close() {
 	}
 }
 
-// size is the number of parked workers.
+// count is the number of workers: running a task, or parked.
+func (wp *workerPool) count() int64 {
+	wp.mu.Lock()
+	defer wp.mu.Unlock()
+	return wp.busy.Load() + int64(len(wp.idle))
+}
+
+// parked is the number of parked workers.
 func (wp *workerPool) parked() int {
 	wp.mu.Lock()
 	defer wp.mu.Unlock()

@@ -47,6 +47,7 @@ func TestInboundCallsReuseWorkers(t *testing.T) {
 	waitFor(t, "the workers parked", func() bool { return b.workers.parked() == wide })
 
 	require.Equal(t, uint64(wide), b.workers.started.Load(), "one worker per call running at once")
+	require.GreaterOrEqual(t, b.Stats().CallWorkers, int64(wide), "counted in Stats")
 
 	g0 := runtime.NumGoroutine()
 	for range 200 {

@@ -33,6 +33,7 @@ type Stats struct {
 
 	// The limits on what peers can make this node hold (docs/SECURITY.md).
 	Inflight         int64  // calls and casts from peers admitted and not yet done (MaxInflightPerPeer each)
+	CallWorkers      int64  // goroutines kept to run inbound calls, running one or parked (callworkers.go)
 	AdmissionWaits   uint64 // times a link's reader stopped at its peer's admission bound
 	TooLarge         uint64 // messages refused over MaxMessageSize (also in BadMessages)
 	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes
@@ -92,6 +93,7 @@ func (n *Node) Stats() Stats {
 		AnnouncesRefused: n.stats.announcesRefused.Load(),
 		WatchesRefused:   n.stats.watchesRefused.Load(),
 		NodesForgotten:   n.stats.nodesForgotten.Load(),
+		CallWorkers:      n.workers.count(),
 	}
 	for _, p := range n.livePeers() {
 		s.Peers++
