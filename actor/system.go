@@ -47,8 +47,10 @@ type System struct {
 	stopped  chan struct{}
 }
 
-// StopHook runs during System.Stop, before any actor is stopped. Hooks run
-// in the reverse order of registration (the last attached layer first).
+// StopHook runs during System.Stop, before any actor is stopped, bounded
+// by Stop's ctx. Hooks run one at a time in the reverse order of
+// registration: the last layer attached, on top of the others, stops
+// first. Stop returns a hook's error, joined with any others.
 type StopHook func(ctx context.Context) error
 
 // Start creates a node with a fresh random incarnation.
@@ -247,7 +249,11 @@ func (s *System) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// OnStop registers a hook run by Stop before actors stop.
+// OnStop registers a hook run by Stop before actors stop. The layers
+// built on a System stop this way (the remote layer drains and closes its
+// links, the proxy pools and services stop), and so can a user's own: an
+// HTTP server that must stop taking requests before the actors serving
+// them stop, registered after the layers it uses, stops before them.
 func (s *System) OnStop(h StopHook) {
 	s.hookMu.Lock()
 	s.hooks = append(s.hooks, h)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/supervisor"
 )
@@ -231,7 +232,7 @@ func (m *Manager) master(node string) (actor.PID, bool) {
 // connection is automatic. Hooks call it: it never blocks.
 func (m *Manager) notify(node string, msg any, start bool) {
 	if pid, ok := m.master(node); ok {
-		_ = m.sys.Inject(pid, msg)
+		_ = actorhooks.Inject(m.sys, pid, msg)
 		return
 	}
 	m.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 )
 
@@ -119,7 +120,7 @@ func (ms *master) build(c *actor.Context) {
 	gen, self, sys, m, node := ms.gen, c.Self(), c.System(), ms.m, ms.node
 	if !m.goOwned(func() {
 		links, inc, err := m.dialPool(node)
-		if sys.Inject(self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
+		if actorhooks.Inject(sys, self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
 			for _, l := range links {
 				l.Close(errors.New("connection master gone"))
 			}
@@ -232,7 +233,7 @@ func (ms *master) scheduleRetry(c *actor.Context, err error) {
 	if ms.timer != nil {
 		ms.timer.Stop()
 	}
-	ms.timer = time.AfterFunc(ms.backoff, func() { _ = sys.Inject(self, retry{gen: gen}) })
+	ms.timer = time.AfterFunc(ms.backoff, func() { _ = actorhooks.Inject(sys, self, retry{gen: gen}) })
 }
 
 // teardown unpublishes the pool at once (traffic falls back to the native
@@ -252,7 +253,7 @@ func (ms *master) teardown(c *actor.Context, reason error, drain bool) []chan st
 	for pid := range ms.proxies {
 		if drain {
 			d := make(chan struct{})
-			if c.System().Inject(pid, drainMsg{done: d}) == nil {
+			if actorhooks.Inject(c.System(), pid, drainMsg{done: d}) == nil {
 				drained = append(drained, d)
 				continue
 			}

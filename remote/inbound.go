@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -130,22 +131,22 @@ func (n *Node) inCast(l *link, el *Element) {
 	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
 	if err := n.tooLarge(el); err != nil {
 		n.stats.badMessages.Add(1)
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
 	size := int64(len(el.Payload))
 	if !n.admit(l, size) {
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
 		return
 	}
 	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		p.adm.release(size)
 		n.stats.badMessages.Add(1)
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	n.sys.CastLocal(p.ctx, el.Fn, msg, func() { p.adm.release(size) })
+	actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) })
 }
 
 // refuse answers a call or request that will not run.
@@ -163,7 +164,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		n.refuse(l, id, "call", fn, err)
 		return
 	}
-	h, ok := n.sys.Function(fn)
+	h, ok := actorhooks.Function(n.sys, fn)
 	switch {
 	case !ok:
 		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
@@ -212,7 +213,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		defer n.running.Done()
 		defer cancel()
 		defer ctr.Add(-1)
-		res, err := n.sys.RunHandler(ctx, "call", fn, h, msg)
+		res, err := actorhooks.RunHandler(n.sys, ctx, "call", fn, h, msg)
 		p.untrack(id)
 		t.replying()
 		n.sendReply(l, id, res, err, t)
@@ -249,9 +250,9 @@ func (n *Node) inRequest(l *link, el *Element) {
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	l.dispatching.Store(true) // as in inSend
 	if el.ToName != "" {
-		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, r)
+		err = actorhooks.DeliverNamed(n.sys, l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
-		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, r)
+		err = actorhooks.DeliverLocal(n.sys, l.ctx, el.Sender, el.To, msg, r)
 	}
 	l.dispatching.Store(false)
 	if err != nil {
@@ -340,7 +341,7 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 	t.release()
 	p := l.peer
 	n.stats.repliesDropped.Add(1)
-	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+	actorhooks.DeadLetter(n.sys, actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
 }
 
 // badReply makes el the error reply for an answer that could not travel.
@@ -431,7 +432,7 @@ func (n *Node) inControl(l *link, c *Control) {
 			el := Element{Status: c.Status, Code: c.Code, Message: c.Message}
 			reason = replyError(&el, "actor", l.peer, c.Target.String())
 		}
-		n.sys.NotifyTerminated(c.Watcher, c.Target, reason)
+		actorhooks.NotifyTerminated(n.sys, c.Watcher, c.Target, reason)
 	case CtlAnnounce:
 		l.peer.setAnnounce(c.Draining, c.Meta)
 		n.each(func(h *Hooks) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // errLinkClosed is returned when writing to a link that has closed.
@@ -330,7 +331,7 @@ func (l *link) countUnsent(b []byte, reason error) {
 		switch Kind(b[frameHeader]) {
 		case KindSend, KindCast:
 			n.stats.droppedUnsent.Add(1)
-			n.sys.DeadLetter(actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
+			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
 				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.peerNode, reason))
 		case KindReply:
 			n.stats.repliesDropped.Add(1)

@@ -14,12 +14,13 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // Node is the remote layer of one System: it listens, dials, keeps one
 // native link per peer incarnation in each direction, and carries Send,
 // Request, Cast, Call and Watch to other nodes (it is the System's
-// actor.Transport).
+// transport, transport.go).
 type Node struct {
 	sys    *actor.System
 	cfg    Config
@@ -41,6 +42,7 @@ type Node struct {
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
 	codecs    codecs                           // how each registered type decodes (codec.go)
+	types     actor.TypeRegistry               // the System's (Config.Types)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -96,7 +98,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"),
+		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"), types: sys.Config().Types,
 		cookie:  []byte(cfg.Cookie),
 		slots:   make(map[string]*slot),
 		inbound: make(map[*link]struct{}),
@@ -128,7 +130,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		}
 		n.disc = st
 	}
-	sys.SetTransport(n)
+	actorhooks.SetTransport(sys, (*transport)(n))
 	sys.OnStop(n.shutdown)
 	n.wg.Add(2)
 	go n.acceptLoop()

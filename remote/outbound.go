@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,9 +27,9 @@ type rawReply struct {
 // above StatusError).
 const statusTooLarge Status = 0xFF
 
-// Send implements actor.Transport: fire and forget to a remote PID. On the
-// first contact with a node it waits for the link (DialTimeout).
-func (n *Node) Send(sender, to actor.PID, msg any) error {
+// sendTo is the transport's Send: fire and forget to a remote PID. On
+// the first contact with a node it waits for the link (DialTimeout).
+func (n *Node) sendTo(sender, to actor.PID, msg any) error {
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -38,8 +39,8 @@ func (n *Node) Send(sender, to actor.PID, msg any) error {
 	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
-// SendNamed implements actor.Transport.
-func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
+// sendNamed is the transport's SendNamed.
+func (n *Node) sendNamed(sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
@@ -50,8 +51,8 @@ func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 	return n.oneWay("send", node, 0, tg, sender, &el)
 }
 
-// Cast implements actor.Transport.
-func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
+// cast is the transport's Cast.
+func (n *Node) cast(sender actor.PID, node, fn string, arg proto.Message) error {
 	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -109,8 +110,8 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 	}
 }
 
-// Request implements actor.Transport.
-func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
+// request is the transport's Request.
+func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -120,8 +121,8 @@ func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any,
 	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
-// RequestNamed implements actor.Transport.
-func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
+// requestNamed is the transport's RequestNamed.
+func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	tg := nameTarget(name)
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
@@ -132,8 +133,8 @@ func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name st
 	return n.call(ctx, "request", node, 0, tg, sender, &el)
 }
 
-// Call implements actor.Transport.
-func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
+// callFn is the transport's Call.
+func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -155,7 +156,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		el.Deadline = d.UnixNano()
 	}
 	el.ID = n.nextID.Add(1)
-	f := n.sys.NewFuture()
+	f := actorhooks.NewFuture(n.sys)
 	pc := &pendingCall{f: f, op: op, tg: tg, start: time.Now().UnixNano()}
 	var p *peer
 	var failed *Pool // a pool that went away under us
@@ -209,7 +210,10 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		}
 		p = np
 	}
-	v, err := f.Wait(ctx, op, node, p.inc, tg.String(), actor.MayHaveExecuted)
+	v, err, ok := f.Wait(ctx, nil)
+	if !ok { // ctx ended first
+		err = &actor.Error{Op: op, Node: node, Incarnation: p.inc, Target: tg.String(), Err: ctx.Err(), Outcome: actor.MayHaveExecuted}
+	}
 	if err != nil {
 		var ae *actor.Error
 		if ctx.Err() != nil && errors.As(err, &ae) && errors.Is(ae.Err, ctx.Err()) {
@@ -258,30 +262,30 @@ func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
 	_, _ = l.enqueueEl(&Element{Kind: KindCancel, ID: id}, false, nil)
 }
 
-// Watch implements actor.Transport.
-func (n *Node) Watch(watcher, target actor.PID) {
+// watch is the transport's Watch.
+func (n *Node) watch(watcher, target actor.PID) {
 	p, l, err := n.connect(nil, target.Node)
 	if err != nil {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
 		return
 	}
 	if p.inc != target.Incarnation {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNoProcess))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNoProcess))
 		return
 	}
 	if !p.addWatch(watcher, target) {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 		return
 	}
 	el := Element{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: watcher, Target: target}}
 	if _, err := l.enqueueEl(&el, true, nil); err != nil {
 		p.removeWatch(watcher, target)
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 	}
 }
 
-// Unwatch implements actor.Transport.
-func (n *Node) Unwatch(watcher, target actor.PID) {
+// unwatch is the transport's Unwatch.
+func (n *Node) unwatch(watcher, target actor.PID) {
 	p := n.current(target.Node)
 	if p == nil || p.inc != target.Incarnation {
 		return
@@ -292,9 +296,9 @@ func (n *Node) Unwatch(watcher, target actor.PID) {
 	}
 }
 
-// NotifyTerminated implements actor.Transport: a local actor a remote
-// watcher watched has ended.
-func (n *Node) NotifyTerminated(watcher, pid actor.PID, reason error) {
+// notifyTerminated is the transport's NotifyTerminated: a local actor a
+// remote watcher watched has ended.
+func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
 	p := n.current(watcher.Node)
 	if p == nil || p.inc != watcher.Incarnation {
 		return // the watcher's incarnation is gone; it learned of it there

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/future"
 )
 
 // peer is one incarnation of another node: its links, the calls pinned to
@@ -186,7 +188,7 @@ func (p *peer) replyLink() *link {
 // pendingCall is a Call or Request waiting for its reply. It is failed by
 // the death of the path it was sent on (via) or of the incarnation.
 type pendingCall struct {
-	f     *actor.Future
+	f     *future.Future
 	via   any           // *link, or a pool path (see Hooks)
 	seq   atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
 	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
@@ -447,7 +449,7 @@ func (p *peer) fireWatches(reason error) {
 		err := &actor.Error{Op: "watch", Node: p.name, Incarnation: p.inc, Target: target.String(),
 			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
 		for w := range ws {
-			p.node.sys.NotifyTerminated(w, target, err)
+			actorhooks.NotifyTerminated(p.node.sys, w, target, err)
 		}
 	}
 }

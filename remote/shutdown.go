@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 func (n *Node) isDraining() bool {
@@ -84,7 +84,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("remote: stop discovery: %w", err))
 	}
 	n.closeAll()
-	n.sys.SetTransport(nil)
+	actorhooks.SetTransport(n.sys, nil)
 	return errors.Join(errs...)
 }
 
@@ -214,5 +214,3 @@ func (n *Node) announceTo(l *link) {
 	}
 	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: draining, Meta: meta}}, false, nil)
 }
-
-var _ actor.Transport = (*Node)(nil)

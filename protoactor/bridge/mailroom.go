@@ -57,7 +57,7 @@ func Start(pas *actor.ActorSystem, sys *mr.System, cfg Config) (*Bridge, error) 
 	}
 	types := cfg.Types
 	if types == nil {
-		types = sys.Types()
+		types = sys.Config().Types
 	}
 	if err := sys.RegisterTypes(&wirepb.Envelope{}, &wirepb.Hello{}); err != nil {
 		return nil, fmt.Errorf("bridge: start: %w", err)
