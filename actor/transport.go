@@ -3,7 +3,7 @@ package actor
 import (
 	"context"
 
-		"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/proto"
 )
 
 // transport carries operations whose target is on another node: the
