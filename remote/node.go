@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/actor/pidpb"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
@@ -96,6 +97,10 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	cfg, err := cfg.withDefaults(sys)
 	if err != nil {
 		return nil, err
+	}
+	// A PID can cross the wire alone, not only inside users' messages.
+	if err := sys.RegisterTypes(&pidpb.PID{}); err != nil {
+		return nil, fmt.Errorf("remote: start: %w", err)
 	}
 	n := &Node{
 		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"), types: sys.Config().Types,
