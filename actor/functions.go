@@ -135,22 +135,23 @@ func (s *System) cast(sender PID, node, fn string, arg proto.Message) {
 // castLocal runs the local function fn in its own goroutine, with ctx as
 // its context. done, when not nil, is called once the cast has ended, or
 // at once when it does not start (no such function, the system stops:
-// a dead letter). actorhooks.CastLocal: a transport replays a remote cast.
-func (s *System) castLocal(ctx context.Context, fn string, arg proto.Message, done func()) {
+// a dead letter). It reports whether the function started.
+// actorhooks.CastLocal: a transport replays a remote cast.
+func (s *System) castLocal(ctx context.Context, fn string, arg proto.Message, done func()) bool {
 	h, ok := s.function(fn)
 	if !ok {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrNoFunction))
 		if done != nil {
 			done()
 		}
-		return
+		return false
 	}
 	if !s.addWork() {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrStopped))
 		if done != nil {
 			done()
 		}
-		return
+		return false
 	}
 	go func() {
 		defer s.work.Done()
@@ -162,6 +163,7 @@ func (s *System) castLocal(ctx context.Context, fn string, arg proto.Message, do
 			s.log.Debug("cast failed", "function", fn, "err", err)
 		}
 	}()
+	return true
 }
 
 // addWork counts a function run for Stop to wait for, unless the system

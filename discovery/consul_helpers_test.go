@@ -50,7 +50,7 @@ func testMember(node string) Member {
 		Node:        node,
 		Incarnation: rand.Uint64() | 1,
 		Addr:        fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(20000)),
-		PoolSize:    1 + rand.IntN(16),
+		PoolWorkers: 1 + rand.IntN(16),
 		Meta:        map[string]string{"services": node + "-svc"},
 	}
 }

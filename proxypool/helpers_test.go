@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		return sys.Register(poolStatusFn, func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			info, _ := m.ConnectionInfo(arg.(*testpb.Echo).Text)
+			info := m.ConnectionInfo(arg.(*testpb.Echo).Text)
 			return &testpb.Echo{N: int64(info.Status)}, nil
 		})
 	})
@@ -108,7 +108,7 @@ func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
 	t.Helper()
 	var info Info
 	eventually(t, node+" "+want.String(), func() bool {
-		info, _ = m.ConnectionInfo(node)
+		info = m.ConnectionInfo(node)
 		return info.Status == want
 	})
 	return info

@@ -144,16 +144,16 @@ func (m *Manager) StopConnection(ctx context.Context, node string) error {
 	return nil
 }
 
-// ConnectionInfo reports this node's connection to node: Connected (a
-// pool is published: proxy count and peer incarnation), Down (a master
-// exists, no pool), or ErrNotConnected (no master).
-func (m *Manager) ConnectionInfo(node string) (Info, error) {
+// ConnectionInfo reports this node's connection to node in Status:
+// Connected (a pool is published: proxy count and peer incarnation), Down
+// (a master exists, no pool), or NotConnected (no master).
+func (m *Manager) ConnectionInfo(node string) Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if info := m.conns[node]; info != nil {
-		return *info, nil
+		return *info
 	}
-	return Info{Node: node, Status: NotConnected}, fmt.Errorf("%w: %s", ErrNotConnected, node)
+	return Info{Node: node, Status: NotConnected}
 }
 
 // Stats are the pooled-path figures for one peer node.
@@ -282,7 +282,7 @@ func (m *Manager) waitGoroutines() {
 }
 
 func (m *Manager) onPeer(p remote.PeerInfo) {
-	m.notify(p.Node, peerUp{inc: p.Incarnation, poolSize: p.PoolSize}, true)
+	m.notify(p.Node, peerUp{inc: p.Incarnation, poolSize: p.PoolWorkers}, true)
 }
 
 func (m *Manager) onPeerGone(p remote.PeerInfo) {
@@ -314,7 +314,7 @@ func (m *Manager) onMember(ev discovery.Event) {
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
 		if ev.Member.Incarnation != 0 {
-			m.notify(ev.Member.Node, peerUp{inc: ev.Member.Incarnation, poolSize: ev.Member.PoolSize}, true)
+			m.notify(ev.Member.Node, peerUp{inc: ev.Member.Incarnation, poolSize: ev.Member.PoolWorkers}, true)
 		}
 	case discovery.MemberDown:
 		m.notify(ev.Member.Node, peerGone{inc: ev.Member.Incarnation}, false)

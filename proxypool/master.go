@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 )
@@ -142,11 +143,11 @@ func (m *Manager) dialPool(node string) ([]*remote.PoolLink, uint64, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %s has no live incarnation", actor.ErrUnreachable, node)
 	}
-	if info.PoolSize == 0 {
+	if info.PoolWorkers == discovery.NoReceiverPool {
 		return nil, info.Incarnation, errPoolDisabled
 	}
-	links := make([]*remote.PoolLink, 0, info.PoolSize)
-	for i := range info.PoolSize {
+	links := make([]*remote.PoolLink, 0, info.PoolWorkers)
+	for i := range info.PoolWorkers {
 		l, err := m.node.DialPool(ctx, node, info.Incarnation, i)
 		if err != nil {
 			for _, l := range links {

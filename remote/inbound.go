@@ -146,7 +146,9 @@ func (n *Node) inCast(l *link, el *Element) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) })
+	if actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) }) {
+		n.stats.delivered.Add(1)
+	}
 }
 
 // refuse answers a call or request that will not run.
@@ -209,6 +211,7 @@ func (n *Node) inCall(l *link, el *Element) {
 	l.owed.Add(1)
 	ctr := n.runningCounter(fn)
 	ctr.Add(1)
+	n.stats.delivered.Add(1)
 	go func() {
 		defer n.running.Done()
 		defer cancel()
@@ -257,7 +260,9 @@ func (n *Node) inRequest(l *link, el *Element) {
 	l.dispatching.Store(false)
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+		return
 	}
+	n.stats.delivered.Add(1)
 }
 
 // onGoodbye settles what was pending on l: after a clean goodbye every

@@ -144,7 +144,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		n.closeAll()
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
-	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolSize())
+	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolWorkers())
 	return n, nil
 }
 
@@ -161,11 +161,11 @@ func (n *Node) self() discovery.Member {
 	n.mu.Lock()
 	draining, meta := n.draining, n.meta
 	n.mu.Unlock()
-	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolSize: n.cfg.poolSize(), Draining: draining, Meta: meta}
+	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolWorkers: n.cfg.poolWorkers(), Draining: draining, Meta: meta}
 }
 
 func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
-	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolSize()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolWorkers()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
 	if wantNode != "" { // a dial: name the link (supersede.go)
 		h.LinkID = n.linkIDs.Add(1)
 	}
@@ -277,8 +277,8 @@ func (n *Node) checkClient(h *hello) *refusal {
 		return refuse(codeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
 	case h.Role == rolePool && n.cfg.PoolSize == PoolDisabled:
 		return refuse(codeNoPool, "receiver pool disabled on %s", me)
-	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolSize():
-		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolSize())
+	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolWorkers():
+		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
 	case h.Role != roleNative && h.Role != rolePool:
 		return refuse(codeBadRole, "unknown link role %d", h.Role)
 	}

@@ -74,7 +74,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			}
 			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil)
 			if err == nil {
-				n.stats.sentPooled.Add(1)
+				n.stats.sendsPooled.Add(1)
 				return nil
 			}
 			if !errors.Is(err, errPathClosed) {
@@ -105,7 +105,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			n.countBad(err)
 			return actor.NewError(op, node, p.inc, tg.String(), err)
 		}
-		n.stats.sentNative.Add(1)
+		n.stats.sendsNative.Add(1)
 		return nil
 	}
 }
@@ -177,7 +177,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
 				}
 				p, pc.via, failed = nil, nil, pool // take the native path
+				continue
 			}
+			n.stats.callsPooled.Add(1)
 			continue
 		}
 		np, l, err := n.connect(ctx, node)
@@ -208,6 +210,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			n.countBad(err)
 			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
+		n.stats.callsNative.Add(1)
 		p = np
 	}
 	v, err, ok := f.Wait(ctx, nil)

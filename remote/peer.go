@@ -93,7 +93,10 @@ func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
 type PeerInfo struct {
 	Node        string
 	Incarnation uint64
-	PoolSize    int
+	// PoolWorkers is the number of workers in the peer's receiver pool,
+	// as its handshake advertised them; discovery.NoReceiverPool when it
+	// runs none (its Config.PoolSize is PoolDisabled).
+	PoolWorkers int
 	Addr        string
 	Draining    bool              // it announced it is draining
 	Meta        map[string]string // what it announced over its links
@@ -102,7 +105,7 @@ type PeerInfo struct {
 func (p *peer) info() PeerInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolSize: p.poolSize, Draining: p.drain, Meta: p.meta}
+	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolWorkers: p.poolSize, Draining: p.drain, Meta: p.meta}
 }
 
 func (p *peer) addLink(l *link) {

@@ -87,12 +87,15 @@ func (n *Node) flushRun(l *link) {
 		err = actorhooks.DeliverLocal(n.sys, l.ctx, r.senders[0], r.to, r.msgs[0], nil)
 	}
 	l.dispatching.Store(false)
+	delivered := len(r.msgs)
 	if err != nil {
+		delivered = k
 		to := sendTarget(n, r.to, r.name)
 		for i := k; i < len(r.msgs); i++ {
 			actorhooks.DeadLetter(n.sys, to, r.senders[i], r.msgs[i], err)
 		}
 	}
+	n.stats.delivered.Add(uint64(delivered))
 	clear(r.msgs)
 	clear(r.senders)
 	r.msgs, r.senders = r.msgs[:0], r.senders[:0]

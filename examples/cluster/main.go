@@ -196,7 +196,7 @@ func run(addr string) error {
 	}
 	fmt.Printf("[alpha] gamma is now %016x (was %016x); a call to it: %s\n", again.Incarnation, first.Incarnation, v.(*wrapperspb.StringValue).Value)
 	for _, peer := range []string{"beta", "gamma"} {
-		info, _ := pools.ConnectionInfo(peer)
+		info := pools.ConnectionInfo(peer)
 		st := pools.Stats(peer)
 		fmt.Printf("[alpha] pool to %s: %s, %d proxies, built %d times; %d batches, %d messages (mean %.1f), %d bytes, queue %d, dead letters %d\n",
 			peer, info.Status, info.Proxies, info.Builds, st.Batches, st.Messages, st.MeanBatch, st.Bytes, st.QueueDepth, st.DeadLetters)

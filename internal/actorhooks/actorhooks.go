@@ -83,9 +83,9 @@ var (
 	// CastLocal runs the local function fn in its own goroutine, with ctx
 	// as its context. done, when not nil, is called once the cast has
 	// ended, or at once when it does not start (no such function, the
-	// system stops: a dead letter). For a transport replaying a remote
-	// cast.
-	CastLocal = hooks.CastLocal.(func(sys *actor.System, ctx context.Context, fn string, arg proto.Message, done func()))
+	// system stops: a dead letter). It reports whether the function
+	// started. For a transport replaying a remote cast.
+	CastLocal = hooks.CastLocal.(func(sys *actor.System, ctx context.Context, fn string, arg proto.Message, done func()) (started bool))
 
 	// Function returns the handler registered as name.
 	Function = hooks.Function.(func(sys *actor.System, name string) (actor.Handler, bool))

@@ -216,12 +216,12 @@ func TestFunctionsAndDeadLetters(t *testing.T) {
 	require.Equal(t, actor.NotExecuted, actor.Outcome(err))
 
 	done := make(chan struct{})
-	actorhooks.CastLocal(sys, context.Background(), "echo", &testpb.Echo{Text: "cast"}, func() { close(done) })
+	require.True(t, actorhooks.CastLocal(sys, context.Background(), "echo", &testpb.Echo{Text: "cast"}, func() { close(done) }))
 	require.Equal(t, "cast", <-ran)
 	<-done
 	done = make(chan struct{})
 	before := sys.DeadLetters()
-	actorhooks.CastLocal(sys, context.Background(), "none", &testpb.Echo{}, func() { close(done) })
+	require.False(t, actorhooks.CastLocal(sys, context.Background(), "none", &testpb.Echo{}, func() { close(done) }))
 	<-done
 	require.Equal(t, before+1, sys.DeadLetters(), "a cast to no function is a dead letter")
 

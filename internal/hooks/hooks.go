@@ -28,7 +28,7 @@ var (
 	NotifyTerminated any
 
 	// CastLocal is a
-	// func(*actor.System, context.Context, fn string, arg proto.Message, done func()).
+	// func(*actor.System, context.Context, fn string, arg proto.Message, done func()) bool.
 	CastLocal any
 
 	// Function is a func(*actor.System, name string) (actor.Handler, bool).

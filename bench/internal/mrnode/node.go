@@ -61,8 +61,7 @@ func PathReady(node *remote.Node, pools *proxypool.Manager, peer string) bool {
 	if pools == nil {
 		return true
 	}
-	info, err := pools.ConnectionInfo(peer)
-	return err == nil && info.Status == proxypool.Connected
+	return pools.ConnectionInfo(peer).Status == proxypool.Connected
 }
 
 // arm starts counting a phase's failures.
