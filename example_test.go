@@ -46,7 +46,7 @@ func Example_remote() {
 	start := func(name string, seeds ...string) (*actor.System, *remote.Node) {
 		sys, _ := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 		_ = sys.RegisterTypes(&wrapperspb.Int64Value{})
-		node, _ := remote.Start(sys, remote.Config{Cookie: cookie, Seeds: seeds})
+		node, _ := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Seeds: seeds})
 		_, _ = proxypool.Start(node, proxypool.Config{})
 		return sys, node
 	}

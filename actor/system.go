@@ -313,7 +313,7 @@ func (s *System) send(sender, to PID, msg any) {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return
 	}
-	if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+	if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
 		s.deadLetter(to, sender, msg, err)
 	}
 }
@@ -327,7 +327,7 @@ func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return NewError("send", s.name, s.inc, to.String(), ErrNoProcess)
 	}
-	sched, err := p.mb.push(nil, envelope{msg: msg, sender: sender}, false)
+	sched, err := p.mb.push(context.Background(), envelope{msg: msg, sender: sender}, false)
 	if sched {
 		go p.run()
 	}
@@ -345,7 +345,7 @@ func (s *System) sendNamed(sender PID, node, name string, msg any) {
 			s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, sender, msg, fmt.Errorf("name %q: %w", name, ErrNoProcess))
 			return
 		}
-		if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+		if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
 			s.deadLetter(p.pid, sender, msg, err)
 		}
 		return

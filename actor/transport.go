@@ -94,7 +94,7 @@ func (s *System) inject(to PID, msg any) error {
 	if p == nil || to.Node != s.name {
 		return ErrNoProcess
 	}
-	sched, err := p.mb.push(nil, envelope{msg: msg}, true)
+	sched, err := p.mb.push(context.Background(), envelope{msg: msg}, true)
 	if sched {
 		go p.run()
 	}

@@ -1,5 +1,7 @@
 package actor
 
+import "context"
+
 // watch registers watcher (a local actor) for target's termination.
 func (s *System) watch(watcher, target PID) {
 	if target.Node != s.name {
@@ -63,7 +65,7 @@ func (s *System) notifyLocal(watcher, pid PID, reason error) {
 	if p == nil {
 		return // the watcher is gone; its watch died with it
 	}
-	sched, _ := p.mb.push(nil, envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
+	sched, _ := p.mb.push(context.Background(), envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
 	if sched {
 		go p.run()
 	}

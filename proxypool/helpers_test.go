@@ -61,7 +61,7 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
-	n, err := remote.Start(sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
 	require.NoError(t, err)
 	m, err := Start(n, o.cfg)
 	require.NoError(t, err)

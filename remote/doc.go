@@ -6,7 +6,7 @@
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "orders-1"})
-//	node, err := remote.Start(sys, remote.Config{
+//	node, err := remote.Start(ctx, sys, remote.Config{
 //		Listen: "10.0.0.5:7400",
 //		Cookie: os.Getenv("MAILROOM_COOKIE"), // remote.NewCookie() made it
 //		Seeds:  []string{"billing-1=10.0.0.6:7400"},

@@ -48,6 +48,7 @@ type Node struct {
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
 	deadOnce    atomic.Bool   // selfDead ran
+	startFailed atomic.Bool   // Start returned an error: nothing to stop
 	stats       nodeStats
 	gate        *handshakeGate // handshakes in progress (accept.go)
 	acceptLog   logLimiter     // accept errors
@@ -92,8 +93,11 @@ type dialAttempt struct {
 
 // Start attaches the remote layer to sys: it listens, starts discovery,
 // and makes every operation on a PID or node elsewhere go over the wire.
-// System.Stop stops it (drain, goodbye, close links, deregister).
-func Start(sys *actor.System, cfg Config) (*Node, error) {
+// ctx bounds the start itself, which waits for discovery to register this
+// node (an agent's answer, for Consul); the layer then runs until
+// System.Stop stops it (drain, goodbye, close links, deregister). On an
+// error nothing is left running and sys has no transport.
+func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	cfg, err := cfg.withDefaults(sys)
 	if err != nil {
 		return nil, err
@@ -140,8 +144,10 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	n.wg.Add(2)
 	go n.acceptLoop()
 	go n.livenessLoop()
-	if err := n.disc.Start(context.Background(), n.self(), n.onMember); err != nil {
+	if err := n.disc.Start(ctx, n.self(), n.onMember); err != nil {
+		n.startFailed.Store(true) // its stop hook has nothing to do
 		n.closeAll()
+		actorhooks.SetTransport(sys, nil)
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
 	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolWorkers())
@@ -335,24 +341,39 @@ func (n *Node) dialHandshake(conn net.Conn, h hello) (hello, net.Conn, error) {
 	return srv, conn, err
 }
 
-// connect returns the live native outbound link to node, dialing it when
-// there is none. ctx bounds the wait (nil: DialTimeout).
-func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
-	// Fast path: the link is up.
+// liveLink is the live native outbound link to node, if there is one.
+func (n *Node) liveLink(node string) (*peer, *link) {
 	n.mu.Lock()
-	if s := n.slots[node]; s != nil && s.cur != nil && !n.closing {
-		p := s.cur
+	s := n.slots[node]
+	if s == nil || s.cur == nil || n.closing {
 		n.mu.Unlock()
-		if l := p.outLink(); l != nil {
-			return p, l, nil
-		}
-	} else {
-		n.mu.Unlock()
+		return nil, nil
 	}
-	if ctx == nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
-		defer cancel()
+	p := s.cur
+	n.mu.Unlock()
+	if l := p.outLink(); l != nil {
+		return p, l
+	}
+	return nil, nil
+}
+
+// connectBounded is connect for the operations that take no ctx (Send,
+// Cast, Watch): a wait for the link to come up lasts at most DialTimeout
+// plus HandshakeTimeout.
+func (n *Node) connectBounded(node string) (*peer, *link, error) {
+	if p, l := n.liveLink(node); l != nil {
+		return p, l, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
+	defer cancel()
+	return n.connect(ctx, node)
+}
+
+// connect returns the live native outbound link to node, dialing it when
+// there is none. ctx bounds the wait.
+func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
+	if p, l := n.liveLink(node); l != nil {
+		return p, l, nil
 	}
 	for {
 		n.mu.Lock()

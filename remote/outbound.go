@@ -83,7 +83,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			}
 			failed = pool // fall back to the native path
 		}
-		p, l, err := n.connect(nil, node)
+		p, l, err := n.connectBounded(node)
 		if err != nil {
 			return actor.NewError(op, node, wantInc, tg.String(), err)
 		}
@@ -267,7 +267,7 @@ func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
 
 // watch is the transport's Watch.
 func (n *Node) watch(watcher, target actor.PID) {
-	p, l, err := n.connect(nil, target.Node)
+	p, l, err := n.connectBounded(target.Node)
 	if err != nil {
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
 		return

@@ -39,6 +39,9 @@ func (n *Node) Drain(ctx context.Context) {
 // shutdown is the System.Stop hook: drain, finish running calls within
 // ctx, say goodbye, close every link, deregister, stop goroutines.
 func (n *Node) shutdown(ctx context.Context) error {
+	if n.startFailed.Load() {
+		return nil
+	}
 	var errs []error
 	n.Drain(ctx)
 	done := make(chan struct{})

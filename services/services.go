@@ -55,10 +55,12 @@ type provided struct {
 // Start attaches the services layer to node (and its System). It
 // announces that this node runs services, learns what the other nodes
 // provide from discovery and their links, and from now on takes part in
-// graceful drains. Call it once per node, after remote.Start. If only
-// the announcement through discovery fails, the layer runs (the links
-// got it) and the error says so.
-func Start(node *remote.Node, cfg Config) (*Services, error) {
+// graceful drains. ctx bounds the announcement, which waits for
+// discovery (an agent's answer, for Consul). Call it once per node, after
+// remote.Start. On an error nothing of the layer is left running (an
+// announcement the links already carried is withdrawn) and Start may be
+// called again.
+func Start(ctx context.Context, node *remote.Node, cfg Config) (*Services, error) {
 	sys := node.System()
 	cfg, err := cfg.withDefaults(sys.Logger())
 	if err != nil {
@@ -80,6 +82,12 @@ func Start(node *remote.Node, cfg Config) (*Services, error) {
 		return nil, fmt.Errorf("services: start: %w", err)
 	}
 	s.reg.setLocal(sys.Name(), sys.Incarnation(), nil)
+	// Announced before the hooks are attached: a failed announcement
+	// leaves no hook behind.
+	if err := s.publish(ctx); err != nil {
+		s.abort()
+		return nil, fmt.Errorf("services: start: %w", err)
+	}
 	node.AddHooks(remote.Hooks{
 		OnMember:   s.onMember,
 		OnPeer:     func(p remote.PeerInfo) { s.onAnnounce(p, p.Draining, p.Meta) },
@@ -91,12 +99,24 @@ func Start(node *remote.Node, cfg Config) (*Services, error) {
 		s.onAnnounce(p, p.Draining, p.Meta)
 	}
 	sys.OnStop(s.stopHook)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := s.publish(ctx); err != nil {
-		return s, err
-	}
 	return s, nil
+}
+
+// abort undoes a Start whose announcement failed: it withdraws what the
+// links carried (withdrawnMeta), then stops the ack actor, releasing its
+// name for the next Start.
+func (s *Services) abort() {
+	s.cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.node.Announce(ctx, withdrawnMeta()); err != nil {
+		s.log.Warn("services: start failed; withdrawing its announcement from discovery failed too", "err", err)
+	}
+	if pid, ok := s.sys.Lookup(ackActor); ok {
+		if err := s.sys.StopActorWait(ctx, pid); err != nil {
+			s.log.Warn("services: start failed; its ack actor did not stop", "err", err)
+		}
+	}
 }
 
 // System is the node's actor system.

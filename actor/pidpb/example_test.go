@@ -19,7 +19,7 @@ func Example() {
 	start := func(name string, seeds ...string) (*actor.System, *remote.Node) {
 		sys, _ := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 		_ = sys.RegisterTypes(&examplepb.Quote{}, &examplepb.Price{})
-		node, err := remote.Start(sys, remote.Config{Cookie: cookie, Seeds: seeds})
+		node, err := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Seeds: seeds})
 		if err != nil {
 			panic(err)
 		}

@@ -72,7 +72,10 @@ func startPools(name, addr string) (*actor.System, *remote.Node, *proxypool.Mana
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: cookie, Discovery: consul})
+	// Start waits for the Consul agent to register the node: bound it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	node, err := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Discovery: consul})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -35,7 +35,7 @@ func start(name, peer string, s spec.Spec, seeds []string) (*base, error) {
 	if err := sys.RegisterTypes(benchpb.Types()...); err != nil {
 		return nil, err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds})
+	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds})
 	if err != nil {
 		return nil, err
 	}
