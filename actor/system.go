@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // System is one node: a name, an incarnation drawn at start, its actors,
@@ -371,10 +370,4 @@ func (s *System) sendRemote(sender, to PID, msg any) error {
 		return err
 	}
 	return nil
-}
-
-// deadline of a context as the wire carries it: zero for none.
-func deadlineOf(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
 }

@@ -115,18 +115,6 @@ func (r *recorder) notify(e Event) {
 	r.at = append(r.at, time.Now())
 }
 
-// find returns the first event of type typ about incarnation m.
-func (r *recorder) find(typ EventType, m Member) (Event, time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, e := range r.evs {
-		if e.Type == typ && e.Member.ID() == m.ID() {
-			return e, r.at[i], true
-		}
-	}
-	return Event{}, time.Time{}, false
-}
-
 func (r *recorder) count(typ EventType, m Member) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

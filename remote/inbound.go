@@ -9,7 +9,6 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
-	"google.golang.org/protobuf/proto"
 )
 
 // errGoodbye closes a link whose peer said goodbye.
@@ -446,9 +445,4 @@ func (n *Node) inControl(l *link, c *Control) {
 			}
 		})
 	}
-}
-
-// decodeArg is used by tests and the pool worker: payload to message.
-func (n *Node) decodeArg(el *Element) (proto.Message, error) {
-	return n.decode(el.Type, el.Payload)
 }

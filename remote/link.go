@@ -69,7 +69,7 @@ type link struct {
 }
 
 type linkStats struct {
-	framesOut, bytesOut, framesIn, bytesIn atomic.Uint64
+	bytesOut, bytesIn atomic.Uint64
 }
 
 func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer) *link {

@@ -147,12 +147,6 @@ func (p *peer) outLink() *link {
 	return l
 }
 
-func (p *peer) isLeaving() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.leaving
-}
-
 // anyLink is a live link to this incarnation for control traffic: ours
 // if we have one, else one the peer dialed.
 func (p *peer) anyLink() *link {
@@ -307,13 +301,6 @@ func (p *peer) failOnLink(l *link, clean bool, reason error) int {
 		}
 	}
 	return len(failed)
-}
-
-// PendingCount is the number of calls and requests waiting on p.
-func (p *peer) pendingCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.pending)
 }
 
 // linkDown handles the end of one link.
