@@ -9,12 +9,18 @@
 //
 // In your .proto file:
 //
-//	import "actor/pidpb/pid.proto"; // protoc -I <path of the mailroom module> ...
+//	import "actor/pidpb/pid.proto";
 //
 //	message Quote {
 //	  mailroom.actor.PID reply_to = 1;
 //	  string item = 2;
 //	}
+//
+// compiled with mailroom's module on the include path, where go mod
+// download put it:
+//
+//	protoc -I . -I "$(go list -m -f '{{.Dir}}' github.com/mailroom-go/mailroom)" \
+//		--go_out=. --go_opt=paths=source_relative quote.proto
 //
 // and in Go:
 //
