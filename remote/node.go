@@ -20,8 +20,8 @@ import (
 
 // Node is the remote layer of one System: it listens, dials, keeps one
 // native link per peer incarnation in each direction, and carries Send,
-// Request, Cast, Call and Watch to other nodes (it is the System's
-// transport, transport.go).
+// Request, Cast, Call and Watch to other nodes for its System, whose
+// methods (any actor.Caller) reach other nodes through it.
 type Node struct {
 	sys    *actor.System
 	cfg    Config

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -30,8 +31,9 @@ type Services struct {
 	stats *stats
 	acks  *ackBook
 
-	life   context.Context // ends when the remote layer has closed
-	cancel context.CancelFunc
+	life    context.Context // ends when the remote layer has closed
+	cancel  context.CancelFunc
+	aborted atomic.Bool // Start failed: the hooks it attached do nothing
 
 	annMu sync.Mutex // serialises publish: announcements go out in seq order
 
@@ -82,12 +84,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Services, error
 		return nil, fmt.Errorf("services: start: %w", err)
 	}
 	s.reg.setLocal(sys.Name(), sys.Incarnation(), nil)
-	// Announced before the hooks are attached: a failed announcement
-	// leaves no hook behind.
-	if err := s.publish(ctx); err != nil {
-		s.abort()
-		return nil, fmt.Errorf("services: start: %w", err)
-	}
+	// The hooks come first: what discovery reports while the announcement
+	// waits for it must not be missed. A failed Start leaves them attached
+	// (the remote layer cannot remove hooks) but inert: abort.
 	node.AddHooks(remote.Hooks{
 		OnMember:   s.onMember,
 		OnPeer:     func(p remote.PeerInfo) { s.onAnnounce(p, p.Draining, p.Meta) },
@@ -98,15 +97,20 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Services, error
 	for _, p := range node.Peers() {
 		s.onAnnounce(p, p.Draining, p.Meta)
 	}
+	if err := s.publish(ctx); err != nil {
+		s.abort()
+		return nil, fmt.Errorf("services: start: %w", err)
+	}
 	sys.OnStop(s.stopHook)
 	return s, nil
 }
 
-// abort undoes a Start whose announcement failed: it withdraws what the
-// links carried (withdrawnMeta), then stops the ack actor, releasing its
-// name for the next Start.
+// abort undoes a Start whose announcement failed: its hooks go inert
+// (aborted), it withdraws what the links carried (withdrawnMeta), and it
+// stops the ack actor, releasing its name for the next Start.
 func (s *Services) abort() {
-	s.cancel()
+	s.aborted.Store(true)
+	s.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.node.Announce(ctx, withdrawnMeta()); err != nil {
@@ -124,7 +128,7 @@ func (s *Services) System() *actor.System { return s.sys }
 
 func (s *Services) onMember(ev discovery.Event) {
 	m := ev.Member
-	if m.Node == s.sys.Name() {
+	if m.Node == s.sys.Name() || s.aborted.Load() {
 		return
 	}
 	switch ev.Type {
@@ -137,11 +141,17 @@ func (s *Services) onMember(ev discovery.Event) {
 }
 
 func (s *Services) onAnnounce(p remote.PeerInfo, draining bool, meta map[string]string) {
+	if s.aborted.Load() {
+		return
+	}
 	s.apply(p.Node, p.Incarnation, draining, meta)
 	s.acks.poke() // a peer may have become a services node
 }
 
 func (s *Services) onPeerGone(p remote.PeerInfo) {
+	if s.aborted.Load() {
+		return
+	}
 	s.reg.gone(p.Node, p.Incarnation)
 	s.acks.poke()
 }
