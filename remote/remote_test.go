@@ -353,6 +353,13 @@ func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 		}()
 	}
 	eventually(t, "all calls pending", func() bool { return n.Stats().Pending == calls })
+	// Pending counts a call from the moment it is queued on the link: a
+	// kill before it was written fails it as not sent, rightly. Kill once
+	// b runs them all.
+	eventually(t, "all calls running on b", func() bool {
+		_, sleeping := bStats(t, sys)
+		return sleeping == calls
+	})
 	killed := time.Now()
 	b.Kill()
 	var slowest time.Duration
