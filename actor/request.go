@@ -7,8 +7,9 @@ import (
 	"github.com/mailroom-go/mailroom/internal/future"
 )
 
-// Replier completes one request. The first call to Reply wins; later ones
-// are dropped and counted as late replies. Safe from any goroutine.
+// Replier completes one request: Context.Defer returns one, to answer a
+// request later. The first call to Reply wins; later ones are dropped and
+// counted as late replies. Safe from any goroutine.
 type Replier interface {
 	Reply(msg any, err error)
 }
