@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-short test-protoactor vet fmt-check demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-chaos test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, every test with -race (Consul tests against a real dev agent), the protoactor bridge module's tests, then the chaos suite without its soak
-test: vet fmt-check test-protoactor
+## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check lint test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -34,6 +34,23 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## lint: staticcheck (pinned, STATICCHECK_VERSION) over the root module, the chaos suite's build tag, bench/ and protoactor/
+STATICCHECK_VERSION := 0.8.2
+STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
+lint: staticcheck
+	$(STATICCHECK) $(PKGS)
+	$(STATICCHECK) -tags chaos ./chaos
+	cd bench && $(STATICCHECK) ./...
+	cd protoactor && $(STATICCHECK) ./...
+
+## staticcheck: install staticcheck STATICCHECK_VERSION from the Go module proxy into .cache/bin, unless that version is there
+staticcheck:
+	@case "$$($(STATICCHECK) -version 2>/dev/null)" in \
+	*"($(STATICCHECK_VERSION))") ;; \
+	*) echo "installing staticcheck v$(STATICCHECK_VERSION) into .cache/bin"; \
+	   GOBIN=$(CURDIR)/.cache/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION) ;; \
+	esac
 
 ## demo: the quickstart (a supervision tree, Send, Request, Call, a crash and its restart)
 demo:

@@ -33,8 +33,8 @@ func Example_actors() {
 	})
 	sys.SendNamed("", "counter", 40)
 	sys.SendNamed("", "counter", 2)
-	v, err := sys.RequestNamed(ctx, "", "counter", "total?")
-	fmt.Println(v, err)
+	total, err := actor.RequestNamedAs[int](ctx, sys, "", "counter", "total?")
+	fmt.Println(total, err)
 	// Output: 42 <nil>
 }
 
@@ -46,7 +46,7 @@ func Example_remote() {
 	start := func(name string, seeds ...string) (*actor.System, *remote.Node) {
 		sys, _ := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 		_ = sys.RegisterTypes(&wrapperspb.Int64Value{})
-		node, _ := remote.Start(sys, remote.Config{Cookie: cookie, Seeds: seeds})
+		node, _ := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Seeds: seeds})
 		_, _ = proxypool.Start(node, proxypool.Config{})
 		return sys, node
 	}
@@ -65,8 +65,8 @@ func Example_remote() {
 	defer orders.Stop(ctx)
 	_ = orders.RegisterTypes(&wrapperspb.StringValue{})
 
-	res, err := orders.Call(ctx, "billing", "charge", wrapperspb.Int64(250))
-	fmt.Println(res.(*wrapperspb.StringValue).Value, err)
+	res, err := actor.CallAs[*wrapperspb.StringValue](ctx, orders, "billing", "charge", wrapperspb.Int64(250))
+	fmt.Println(res.Value, err)
 
 	_, err = orders.Call(ctx, "billing", "charge", wrapperspb.Int64(5000))
 	var rej *actor.RemoteError

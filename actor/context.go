@@ -88,6 +88,12 @@ func (c *Context) Request(ctx context.Context, to PID, msg any) (any, error) {
 	return c.proc.sys.request(ctx, c.proc.pid, to, msg)
 }
 
+// RequestNamed is Request to the actor registered as name on node ("" is
+// this node).
+func (c *Context) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
+	return c.proc.sys.requestNamed(ctx, c.proc.pid, node, name, msg)
+}
+
 // Call runs function fn on node with this actor as the caller (so one
 // actor's calls to a node keep their order through a proxy pool). It
 // blocks this actor until the result.

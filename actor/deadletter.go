@@ -53,12 +53,9 @@ func (s *System) SubscribeDeadLetters(fn func(DeadLetter)) (cancel func()) {
 	}
 }
 
-// DeadLetter records a message that will never be delivered. Exported for
-// transports, which drop messages the runtime cannot see.
-func (s *System) DeadLetter(to, sender PID, msg any, reason error) {
-	s.deadLetter(to, sender, msg, reason)
-}
-
+// deadLetter records a message that will never be delivered: counted and
+// offered to subscribers (actorhooks.DeadLetter, for the transports, which
+// drop messages the runtime cannot see).
 func (s *System) deadLetter(to, sender PID, msg any, reason error) {
 	s.dead.count.Add(1)
 	if p := s.dead.subs.Load(); p != nil {

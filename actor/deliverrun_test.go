@@ -5,14 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mailroom-go/mailroom/internal/hooks"
 	"github.com/stretchr/testify/require"
 )
-
-func TestDeliverRunIsTheTransportsHook(t *testing.T) {
-	_, ok := hooks.DeliverRun.(func(*System, context.Context, PID, string, []any, []PID) (int, error))
-	require.True(t, ok, "hooks.DeliverRun has the type its comment promises")
-}
 
 // runRecorder records the ints it handles and who sent them, in order; the
 // gate, when set, holds it before each one.

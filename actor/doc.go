@@ -15,7 +15,19 @@
 //		}
 //	})
 //	reply, err := sys.Request(ctx, pid, "world")
+//	greeting, err := actor.RequestAs[string](ctx, sys, pid, "world") // typed
 //	err = sys.Stop(ctx)
+//
+// # Callers
+//
+// Three things send, request and call: the System itself (its root
+// handle), a Sender handle (System.NewSender: an identity of its own, for
+// a goroutine whose messages must keep their order), and an actor's
+// Context (the actor is the sender). All three are a Caller, so code that
+// only sends takes a Caller and works from anywhere. RequestAs,
+// RequestNamedAs and CallAs are Request, RequestNamed and Call with the
+// answer typed. To hand a PID to another node inside a message, put an
+// actor/pidpb PID in it.
 //
 // # The caller's duties
 //

@@ -44,6 +44,9 @@ var (
 	// ErrDraining: the callee is draining for a graceful stop and refuses
 	// new work. Not executed.
 	ErrDraining = errors.New("mailroom: node draining")
+	// ErrReplyType: RequestAs, RequestNamedAs or CallAs got an answer of
+	// another type than the one asked for. Executed: the target handled it.
+	ErrReplyType = errors.New("mailroom: reply of an unexpected type")
 )
 
 // Execution says whether the work behind a failed operation ran. Outcome
@@ -91,6 +94,9 @@ var notExecuted = []error{
 	ErrBadMessage, ErrDraining, ErrNameTaken,
 }
 
+// executed lists the sentinels whose meaning is "the work ran".
+var executed = []error{ErrReplyType}
+
 // Outcome classifies err. nil, *RemoteError and *PanicError are Executed;
 // an *Error reports the outcome it was built with; bare sentinels map as
 // documented on each; ErrNodeDown and anything unknown (including a bare
@@ -111,6 +117,11 @@ func Outcome(err error) Execution {
 	if errors.As(err, &pe) {
 		return Executed
 	}
+	for _, s := range executed {
+		if errors.Is(err, s) {
+			return Executed
+		}
+	}
 	for _, s := range notExecuted {
 		if errors.Is(err, s) {
 			return NotExecuted
@@ -123,6 +134,11 @@ func Outcome(err error) Execution {
 func sentinelOutcome(err error) Execution {
 	if errors.Is(err, ErrNodeDown) {
 		return MayHaveExecuted
+	}
+	for _, s := range executed {
+		if errors.Is(err, s) {
+			return Executed
+		}
 	}
 	for _, s := range notExecuted {
 		if errors.Is(err, s) {
@@ -269,6 +285,7 @@ var sentinelCodes = map[error]string{
 	ErrDeadlineExceeded: "deadline_exceeded",
 	ErrBadMessage:       "bad_message",
 	ErrDraining:         "draining",
+	ErrReplyType:        "reply_type",
 	// A handler that gave up because its ctx ended: errors.Is works for
 	// the caller whichever side's clock fired first.
 	context.DeadlineExceeded: "context_deadline",

@@ -81,3 +81,62 @@ func ExampleContext_Watch() {
 	fmt.Println(<-done)
 	// Output: worker ended: worker bug
 }
+
+// A Caller is anything that sends: the same code works from the System,
+// from a Sender handle, and from inside an actor (whose Context is the
+// sender the target sees).
+func ExampleCaller() {
+	ctx := context.Background()
+	sys, _ := actor.Start(actor.Config{Name: "n", Logger: actor.DiscardLogger()})
+	defer sys.Stop(ctx)
+
+	_, _ = sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if n, ok := c.Message().(int); ok {
+			c.Respond(n + 1)
+		}
+	}), "adder")
+	// next asks the adder for n+1, whoever asks.
+	next := func(c actor.Caller, n int) int {
+		v, err := actor.RequestNamedAs[int](ctx, c, "", "adder", n)
+		if err != nil {
+			panic(err)
+		}
+		return v
+	}
+	relay, _ := sys.SpawnFunc(func(c *actor.Context) {
+		if n, ok := c.Message().(int); ok {
+			c.Respond(next(c, n)) // c is a Caller too
+		}
+	})
+
+	fmt.Println(next(sys, 1))
+	fmt.Println(next(sys.NewSender(), 2))
+	fmt.Println(actor.RequestAs[int](ctx, sys, relay, 3))
+	// Output:
+	// 2
+	// 3
+	// 4 <nil>
+}
+
+// The typed helpers check the answer's type. One of another type is an
+// error that says the work ran (the function executed; its result was not
+// what the caller expected) and names both types.
+func ExampleCallAs() {
+	ctx := context.Background()
+	sys, _ := actor.Start(actor.Config{Name: "billing", Logger: actor.DiscardLogger()})
+	defer sys.Stop(ctx)
+
+	_ = sys.Register("charge", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+		return &testpb.Echo{Text: "charged", N: arg.(*testpb.Echo).N}, nil
+	})
+	receipt, err := actor.CallAs[*testpb.Echo](ctx, sys, "billing", "charge", &testpb.Echo{N: 250})
+	fmt.Println(receipt.Text, receipt.N, err)
+
+	_, err = actor.CallAs[*testpb.Blob](ctx, sys, "billing", "charge", &testpb.Echo{N: 1})
+	fmt.Println(errors.Is(err, actor.ErrReplyType), actor.Outcome(err))
+	fmt.Println(err)
+	// Output:
+	// charged 250 <nil>
+	// true executed
+	// mailroom: call on node billing to charge: reply of an unexpected type: got *testpb.Echo, want *testpb.Blob: executed
+}

@@ -53,8 +53,8 @@ func (s *System) Unregister(name string) {
 	s.fns.Store(&next)
 }
 
-// Function returns the handler registered as name.
-func (s *System) Function(name string) (Handler, bool) {
+// function returns the handler registered as name.
+func (s *System) function(name string) (Handler, bool) {
 	h, ok := (*s.fns.Load())[name]
 	return h, ok
 }
@@ -81,7 +81,7 @@ func (s *System) call(ctx context.Context, sender PID, node, fn string, arg prot
 		}
 		return r.Call(ctx, sender, node, fn, arg)
 	}
-	h, ok := s.Function(fn)
+	h, ok := s.function(fn)
 	if !ok {
 		return nil, NewError("call", s.name, s.inc, fn, ErrNoFunction)
 	}
@@ -89,21 +89,24 @@ func (s *System) call(ctx context.Context, sender PID, node, fn string, arg prot
 		return nil, NewError("call", s.name, s.inc, fn, ErrStopped)
 	}
 	if ctx.Done() == nil {
-		return s.RunHandler(ctx, "call", fn, h, arg)
+		return s.runHandler(ctx, "call", fn, h, arg)
 	}
-	res := make(chan futureResult, 1)
+	type result struct {
+		msg proto.Message
+		err error
+	}
+	res := make(chan result, 1)
 	if !s.addWork() {
 		return nil, NewError("call", s.name, s.inc, fn, ErrStopped)
 	}
 	go func() {
 		defer s.work.Done()
-		v, err := s.RunHandler(ctx, "call", fn, h, arg)
-		res <- futureResult{v, err}
+		v, err := s.runHandler(ctx, "call", fn, h, arg)
+		res <- result{v, err}
 	}()
 	select {
 	case r := <-res:
-		v, _ := r.msg.(proto.Message)
-		return v, r.err
+		return r.msg, r.err
 	case <-ctx.Done():
 		return nil, &Error{Op: "call", Node: s.name, Incarnation: s.inc, Target: fn, Err: ctx.Err(), Outcome: MayHaveExecuted}
 	}
@@ -126,39 +129,41 @@ func (s *System) cast(sender PID, node, fn string, arg proto.Message) {
 		}
 		return
 	}
-	s.CastLocal(context.Background(), fn, arg, nil)
+	s.castLocal(context.Background(), fn, arg, nil)
 }
 
-// CastLocal runs the local function fn in its own goroutine, with ctx as
+// castLocal runs the local function fn in its own goroutine, with ctx as
 // its context. done, when not nil, is called once the cast has ended, or
 // at once when it does not start (no such function, the system stops:
-// a dead letter). For transports replaying a remote cast.
-func (s *System) CastLocal(ctx context.Context, fn string, arg proto.Message, done func()) {
-	h, ok := s.Function(fn)
+// a dead letter). It reports whether the function started.
+// actorhooks.CastLocal: a transport replays a remote cast.
+func (s *System) castLocal(ctx context.Context, fn string, arg proto.Message, done func()) bool {
+	h, ok := s.function(fn)
 	if !ok {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrNoFunction))
 		if done != nil {
 			done()
 		}
-		return
+		return false
 	}
 	if !s.addWork() {
 		s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrStopped))
 		if done != nil {
 			done()
 		}
-		return
+		return false
 	}
 	go func() {
 		defer s.work.Done()
 		if done != nil {
 			defer done()
 		}
-		if _, err := s.RunHandler(ctx, "cast", fn, h, arg); err != nil {
+		if _, err := s.runHandler(ctx, "cast", fn, h, arg); err != nil {
 			s.castFails.Add(1)
 			s.log.Debug("cast failed", "function", fn, "err", err)
 		}
 	}()
+	return true
 }
 
 // addWork counts a function run for Stop to wait for, unless the system
@@ -177,10 +182,10 @@ func (s *System) addWork() bool {
 // CastFailures counts casts whose function returned an error or panicked.
 func (s *System) CastFailures() uint64 { return s.castFails.Load() }
 
-// RunHandler runs h once on the calling goroutine, turning its error into
+// runHandler runs h once on the calling goroutine, turning its error into
 // a *RemoteError and a panic into a *PanicError, and skipping it (not
-// executed) when ctx's deadline has already passed. For transports.
-func (s *System) RunHandler(ctx context.Context, op, fn string, h Handler, arg proto.Message) (res proto.Message, err error) {
+// executed) when ctx's deadline has already passed (actorhooks.RunHandler).
+func (s *System) runHandler(ctx context.Context, op, fn string, h Handler, arg proto.Message) (res proto.Message, err error) {
 	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 		return nil, NewError(op, s.name, s.inc, fn, ErrDeadlineExceeded)
 	}
@@ -213,6 +218,3 @@ func (s *System) RegisterTypes(msgs ...proto.Message) error {
 	}
 	return nil
 }
-
-// Types is the registry remote payloads are resolved in.
-func (s *System) Types() TypeRegistry { return s.cfg.Types }

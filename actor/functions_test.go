@@ -121,9 +121,9 @@ func TestCastRunsAndCountsFailures(t *testing.T) {
 func TestRegisterTypes(t *testing.T) {
 	s := newSystem(t, "n")
 	require.NoError(t, s.RegisterTypes(&testpb.Echo{}, &testpb.Echo{}))
-	_, err := s.Types().FindMessageByName("mailroom.testpb.Echo")
+	_, err := s.Config().Types.FindMessageByName("mailroom.testpb.Echo")
 	require.NoError(t, err)
-	_, err = s.Types().FindMessageByName("mailroom.testpb.Blob")
+	_, err = s.Config().Types.FindMessageByName("mailroom.testpb.Blob")
 	require.Error(t, err, "the registry is private to the system: nothing global leaks in")
 }
 

@@ -45,8 +45,8 @@ type mailbox struct {
 
 // push appends env to the user lane. It returns schedule=true when the
 // caller must start a run. Errors: ErrNoProcess when closed, ErrMailboxFull
-// for a full FailFast mailbox, ctx's error while blocked (ctx may be nil:
-// block until room or close).
+// for a full FailFast mailbox, ctx's error while blocked (Send passes
+// context.Background: it blocks until room or close).
 func (m *mailbox) push(ctx context.Context, env envelope, force bool) (schedule bool, err error) {
 	m.mu.Lock()
 	for {
@@ -72,14 +72,10 @@ func (m *mailbox) push(ctx context.Context, env envelope, force bool) (schedule 
 		}
 		room := m.room
 		m.mu.Unlock()
-		if ctx == nil {
-			<-room
-		} else {
-			select {
-			case <-room:
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return false, ctx.Err()
 		}
 		m.mu.Lock()
 	}

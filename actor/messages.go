@@ -45,11 +45,7 @@ type PoisonPill struct{}
 
 // system messages: never seen by Receive; processed by the runtime first.
 type (
-	sysStop       struct{ reason error }
-	sysWatch      struct{ watcher PID }
-	sysUnwatch    struct{ watcher PID }
-	sysTerminated struct {
-		pid    PID
-		reason error
-	}
+	sysStop    struct{ reason error }
+	sysWatch   struct{ watcher PID }
+	sysUnwatch struct{ watcher PID }
 )

@@ -399,7 +399,7 @@ func (p *process) handleSys(env *envelope) {
 // already in the user lane. Called from the process's own goroutine.
 func (p *process) pushTerminated(t *terminatedMsg) {
 	// We are running, so scheduled is held: no run needs starting.
-	_, _ = p.mb.push(nil, envelope{msg: t}, true)
+	_, _ = p.mb.push(context.Background(), envelope{msg: t}, true)
 }
 
 // beginStop starts the stop protocol: Stopping (unless the actor crashed),

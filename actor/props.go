@@ -13,7 +13,9 @@ type Actor interface {
 // everything waiting in its mailbox, up to BatchLimit at a time, in order.
 // Lifecycle messages, Terminated, and requests still go to Receive (a
 // batch is flushed first, so order holds). The slice is only valid during
-// the call. A proxy that writes one network frame per batch is the use.
+// the call. An actor that pays once per batch rather than per message
+// uses it: a writer that makes one database write or one network frame of
+// what is waiting (mailroom's proxies do).
 //
 // Before each batch is taken the actor's goroutine yields once
 // (runtime.Gosched), behind the goroutines already runnable: an idle
@@ -29,8 +31,9 @@ type BatchReceiver interface {
 // Reclaimer is an Actor that takes back the messages it will never
 // process: when it ends, each user message still in its mailbox is offered
 // to Reclaim (on its own goroutine, after Stopped); those it reports
-// handled are not dead letters. A proxy uses it to reroute replies and
-// leave calls to the teardown that answers them.
+// handled are not dead letters. An actor that owns work on behalf of
+// others uses it to hand that work back or elsewhere (mailroom's proxies
+// reroute replies and leave calls to the teardown that answers them).
 type Reclaimer interface {
 	Actor
 	Reclaim(msg any) (handled bool)
@@ -107,9 +110,9 @@ func (p *Props) WithThroughput(n int) *Props {
 	return &q
 }
 
-// AsRestartOf returns a copy of p whose instance first receives r. For
-// supervisors replacing a child.
-func (p *Props) AsRestartOf(r Restarting) *Props {
+// asRestartOf returns a copy of p whose instance first receives r
+// (actorhooks.RestartProps, for supervisors replacing a child).
+func (p *Props) asRestartOf(r Restarting) *Props {
 	q := *p
 	q.restart = &r
 	return &q

@@ -3,69 +3,20 @@ package actor
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+
+	"github.com/mailroom-go/mailroom/internal/future"
 )
 
-// Replier completes one request. The first call to Reply wins; later ones
-// are dropped and counted as late replies. Safe from any goroutine.
+// Replier completes one request: Context.Defer returns one, to answer a
+// request later. The first call to Reply wins; later ones are dropped and
+// counted as late replies. Safe from any goroutine.
 type Replier interface {
 	Reply(msg any, err error)
 }
 
-// Future is a Replier a caller waits on. Transports use it for requests
-// and calls they carry; it is exported for them.
-type Future struct {
-	ch   chan futureResult
-	done atomic.Bool
-	sys  *System
-}
-
-type futureResult struct {
-	msg any
-	err error
-}
-
-// NewFuture returns a Future whose late replies s counts.
-func (s *System) NewFuture() *Future {
-	return &Future{ch: make(chan futureResult, 1), sys: s}
-}
-
-// Reply completes the future once.
-func (f *Future) Reply(msg any, err error) {
-	if f.done.CompareAndSwap(false, true) {
-		f.ch <- futureResult{msg, err}
-		return
-	}
-	f.sys.late.Add(1)
-}
-
-// Completed reports whether the future has been completed (answered or
-// claimed).
-func (f *Future) Completed() bool { return f.done.Load() }
-
-// Claim completes the future from the waiting side (ctx ended, liveness
-// failed). It reports false when a reply already won; read it with Result.
-func (f *Future) Claim() bool { return f.done.CompareAndSwap(false, true) }
-
-// Result blocks for the reply; use after Claim returned false.
-func (f *Future) Result() (any, error) {
-	r := <-f.ch
-	return r.msg, r.err
-}
-
-// Wait blocks until the reply or ctx ends. On ctx end it returns an *Error
-// for op/target with outcome o and ctx's error as the reason.
-func (f *Future) Wait(ctx context.Context, op, node string, inc uint64, target string, o Execution) (any, error) {
-	select {
-	case r := <-f.ch:
-		return r.msg, r.err
-	case <-ctx.Done():
-		if f.Claim() {
-			return nil, &Error{Op: op, Node: node, Incarnation: inc, Target: target, Err: ctx.Err(), Outcome: o}
-		}
-		return f.Result()
-	}
-}
+// newFuture returns a future whose late replies s counts
+// (actorhooks.NewFuture).
+func (s *System) newFuture() *future.Future { return future.New(&s.late) }
 
 // LateReplies counts replies that arrived after their request had already
 // ended (cancelled, failed by liveness, or answered twice).
@@ -109,27 +60,21 @@ func (s *System) requestNamed(ctx context.Context, sender PID, node, name string
 }
 
 func (s *System) requestLocal(ctx context.Context, p *process, sender PID, msg any, target string) (any, error) {
-	f := s.NewFuture()
+	f := s.newFuture()
 	if err := p.deliver(ctx, envelope{msg: msg, sender: sender, reply: f}); err != nil {
 		return nil, NewError("request", s.name, s.inc, target, err)
 	}
-	done := p.mb.doneChan()
-	select {
-	case r := <-f.ch:
-		return r.msg, r.err
-	case <-ctx.Done():
-		if f.Claim() {
-			return nil, &Error{Op: "request", Node: s.name, Incarnation: s.inc, Target: target, Err: ctx.Err(), Outcome: MayHaveExecuted}
-		}
-		return f.Result()
-	case <-done:
-		// Queued requests were answered before done closed; if ours was
-		// not, the actor took it and died without answering.
-		if f.Claim() {
-			return nil, &Error{Op: "request", Node: s.name, Incarnation: s.inc, Target: target, Err: ErrNoProcess, Outcome: MayHaveExecuted}
-		}
-		return f.Result()
+	v, err, ok := f.Wait(ctx, p.mb.doneChan())
+	if ok {
+		return v, err
 	}
+	reason := ctx.Err()
+	if reason == nil {
+		// The actor is gone: queued requests were answered before its
+		// mailbox closed, so it took ours and died without answering.
+		reason = ErrNoProcess
+	}
+	return nil, &Error{Op: "request", Node: s.name, Incarnation: s.inc, Target: target, Err: reason, Outcome: MayHaveExecuted}
 }
 
 // respond answers the request in env (or the sender, for a plain send).

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // System is one node: a name, an incarnation drawn at start, its actors,
@@ -47,8 +46,10 @@ type System struct {
 	stopped  chan struct{}
 }
 
-// StopHook runs during System.Stop, before any actor is stopped. Hooks run
-// in the reverse order of registration (the last attached layer first).
+// StopHook runs during System.Stop, before any actor is stopped, bounded
+// by Stop's ctx. Hooks run one at a time in the reverse order of
+// registration: the last layer attached, on top of the others, stops
+// first. Stop returns a hook's error, joined with any others.
 type StopHook func(ctx context.Context) error
 
 // Start creates a node with a fresh random incarnation.
@@ -247,7 +248,11 @@ func (s *System) shutdown(ctx context.Context) error {
 	return nil
 }
 
-// OnStop registers a hook run by Stop before actors stop.
+// OnStop registers a hook run by Stop before actors stop. The layers
+// built on a System stop this way (the remote layer drains and closes its
+// links, the proxy pools and services stop), and so can a user's own: an
+// HTTP server that must stop taking requests before the actors serving
+// them stop, registered after the layers it uses, stops before them.
 func (s *System) OnStop(h StopHook) {
 	s.hookMu.Lock()
 	s.hooks = append(s.hooks, h)
@@ -307,7 +312,7 @@ func (s *System) send(sender, to PID, msg any) {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return
 	}
-	if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+	if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
 		s.deadLetter(to, sender, msg, err)
 	}
 }
@@ -321,7 +326,7 @@ func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return NewError("send", s.name, s.inc, to.String(), ErrNoProcess)
 	}
-	sched, err := p.mb.push(nil, envelope{msg: msg, sender: sender}, false)
+	sched, err := p.mb.push(context.Background(), envelope{msg: msg, sender: sender}, false)
 	if sched {
 		go p.run()
 	}
@@ -339,7 +344,7 @@ func (s *System) sendNamed(sender PID, node, name string, msg any) {
 			s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, sender, msg, fmt.Errorf("name %q: %w", name, ErrNoProcess))
 			return
 		}
-		if err := p.deliver(nil, envelope{msg: msg, sender: sender}); err != nil {
+		if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
 			s.deadLetter(p.pid, sender, msg, err)
 		}
 		return
@@ -365,10 +370,4 @@ func (s *System) sendRemote(sender, to PID, msg any) error {
 		return err
 	}
 	return nil
-}
-
-// deadline of a context as the wire carries it: zero for none.
-func deadlineOf(ctx context.Context) time.Time {
-	d, _ := ctx.Deadline()
-	return d
 }

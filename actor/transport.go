@@ -3,38 +3,30 @@ package actor
 import (
 	"context"
 
-	"github.com/mailroom-go/mailroom/internal/hooks"
 	"google.golang.org/protobuf/proto"
 )
 
-// Transport carries operations whose target is on another node. The
-// remote package implements it and attaches itself with SetTransport; a
-// System without one answers ErrUnreachable for every other node.
-//
-// Methods are called concurrently from any goroutine. sender identifies
-// the caller (an actor, a Sender handle, or zero for the system's root
-// handle): one sender's messages to one target keep their order. Send and
-// Cast may wait while a link is dialed or full; Request and Call block
-// until answered, ctx ends, or liveness fails them.
-type Transport interface {
+// transport carries operations whose target is on another node: the
+// remote package attaches one through internal/actorhooks (SetTransport),
+// which documents the contract. A System without one answers
+// ErrUnreachable for every other node. It is an alias of an interface
+// literal so that actorhooks.Transport, the same literal, is the same type.
+type transport = interface {
 	Send(sender, to PID, msg any) error
 	SendNamed(sender PID, node, name string, msg any) error
 	Request(ctx context.Context, sender, to PID, msg any) (any, error)
 	RequestNamed(ctx context.Context, sender PID, node, name string, msg any) (any, error)
 	Cast(sender PID, node, fn string, arg proto.Message) error
 	Call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error)
-	// Watch asks for Terminated at the local watcher when the remote
-	// target ends or its node incarnation leaves.
 	Watch(watcher, target PID)
 	Unwatch(watcher, target PID)
-	// NotifyTerminated tells a remote watcher a local actor ended.
 	NotifyTerminated(watcher, pid PID, reason error)
 }
 
-type remoteBox struct{ t Transport }
+type remoteBox struct{ t transport }
 
-// SetTransport attaches the transport for other nodes (nil detaches).
-func (s *System) SetTransport(t Transport) {
+// setTransport attaches the transport for other nodes (nil detaches).
+func (s *System) setTransport(t transport) {
 	if t == nil {
 		s.remote.Store(nil)
 		return
@@ -42,17 +34,16 @@ func (s *System) SetTransport(t Transport) {
 	s.remote.Store(&remoteBox{t: t})
 }
 
-func (s *System) transport() Transport {
+func (s *System) transport() transport {
 	if b := s.remote.Load(); b != nil {
 		return b.t
 	}
 	return nil
 }
 
-// DeliverLocal hands a message from another node to the local actor to.
-// r, when not nil, receives the answer. A stale incarnation or a dead
-// actor is ErrNoProcess; the caller answers the sender. For transports.
-func (s *System) DeliverLocal(ctx context.Context, sender, to PID, msg any, r Replier) error {
+// deliverLocal hands a message from another node to the local actor to
+// (actorhooks.DeliverLocal).
+func (s *System) deliverLocal(ctx context.Context, sender, to PID, msg any, r Replier) error {
 	p := s.local(to)
 	if p == nil || to.Node != s.name {
 		return ErrNoProcess
@@ -60,9 +51,9 @@ func (s *System) DeliverLocal(ctx context.Context, sender, to PID, msg any, r Re
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
 }
 
-// DeliverNamed hands a message from another node to the local actor
-// registered as name. For transports.
-func (s *System) DeliverNamed(ctx context.Context, sender PID, name string, msg any, r Replier) error {
+// deliverNamed hands a message from another node to the local actor
+// registered as name (actorhooks.DeliverNamed).
+func (s *System) deliverNamed(ctx context.Context, sender PID, name string, msg any, r Replier) error {
 	p := s.names.get(name)
 	if p == nil {
 		return ErrNoProcess
@@ -70,10 +61,8 @@ func (s *System) DeliverNamed(ctx context.Context, sender PID, name string, msg 
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
 }
 
-func init() { hooks.DeliverRun = (*System).deliverRun }
-
-// deliverRun is hooks.DeliverRun: a transport hands a run of messages
-// for one local actor with one lookup and one mailbox lock.
+// deliverRun is actorhooks.DeliverRun: a transport hands a run of
+// messages for one local actor with one lookup and one mailbox lock.
 func (s *System) deliverRun(ctx context.Context, to PID, name string, msgs []any, senders []PID) (int, error) {
 	var p *process
 	if name != "" {
@@ -98,24 +87,23 @@ func (s *System) deliverRun(ctx context.Context, to PID, name string, msgs []any
 	return n, err
 }
 
-// Inject queues msg for the local actor to, ignoring its mailbox bound:
-// for transports' own traffic that must not wait (replies through a
-// proxy), whose volume is bounded elsewhere. ErrNoProcess if it is gone.
-func (s *System) Inject(to PID, msg any) error {
+// inject queues msg for the local actor to, ignoring its mailbox bound
+// (actorhooks.Inject).
+func (s *System) inject(to PID, msg any) error {
 	p := s.local(to)
 	if p == nil || to.Node != s.name {
 		return ErrNoProcess
 	}
-	sched, err := p.mb.push(nil, envelope{msg: msg}, true)
+	sched, err := p.mb.push(context.Background(), envelope{msg: msg}, true)
 	if sched {
 		go p.run()
 	}
 	return err
 }
 
-// MailboxLen is the number of user messages waiting (not yet processed)
-// in the local actor pid's mailbox, or -1 if it is gone.
-func (s *System) MailboxLen(pid PID) int {
+// mailboxLen is the number of user messages waiting in the local actor
+// pid's mailbox, or -1 if it is gone (actorhooks.MailboxLen).
+func (s *System) mailboxLen(pid PID) int {
 	p := s.local(pid)
 	if p == nil {
 		return -1

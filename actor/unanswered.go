@@ -1,6 +1,10 @@
 package actor
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/mailroom-go/mailroom/internal/future"
+)
 
 // unanswered tracks the requests an actor has taken but not answered, so
 // that its death answers them: ErrNoProcess, may have executed. Owned by
@@ -21,13 +25,13 @@ func (t *trackedReply) Reply(msg any, err error) {
 		t.r.Reply(msg, err)
 		return
 	}
-	if f, ok := t.r.(*Future); ok {
-		f.sys.late.Add(1)
+	if f, ok := t.r.(*future.Future); ok {
+		f.CountLate()
 	}
 }
 
 // completed reports whether the request needs no answer any more: answered
-// here, or its waiter gave up (a Future claimed by a cancelled caller).
+// here, or its waiter gave up (a future claimed by a cancelled caller).
 func (t *trackedReply) completed() bool {
 	if t.done.Load() {
 		return true

@@ -1,5 +1,7 @@
 package actor
 
+import "context"
+
 // watch registers watcher (a local actor) for target's termination.
 func (s *System) watch(watcher, target PID) {
 	if target.Node != s.name {
@@ -10,7 +12,7 @@ func (s *System) watch(watcher, target PID) {
 		s.notifyTerminated(watcher, target, NewError("watch", target.Node, target.Incarnation, target.String(), ErrUnreachable))
 		return
 	}
-	s.WatchLocal(watcher, target)
+	s.watchLocal(watcher, target)
 }
 
 // unwatch cancels a watch of watcher (a local actor) on target.
@@ -26,18 +28,19 @@ func (s *System) unwatch(watcher, target PID) {
 	}
 }
 
-// WatchLocal registers watcher (local or remote) on the local actor
-// target; if target is gone, watcher is told at once with ErrNoProcess.
-// For transports relaying a remote watch.
-func (s *System) WatchLocal(watcher, target PID) {
+// watchLocal registers watcher (local or remote) on the local actor
+// target; if target is gone, watcher is told at once with ErrNoProcess
+// (actorhooks.WatchLocal).
+func (s *System) watchLocal(watcher, target PID) {
 	p := s.local(target)
 	if p == nil || !p.pushSys(sysWatch{watcher: watcher}) {
 		s.notifyTerminated(watcher, target, NewError("watch", s.name, target.Incarnation, target.String(), ErrNoProcess))
 	}
 }
 
-// UnwatchLocal cancels a watch on the local actor target. For transports.
-func (s *System) UnwatchLocal(watcher, target PID) {
+// unwatchLocal cancels a watch on the local actor target
+// (actorhooks.UnwatchLocal).
+func (s *System) unwatchLocal(watcher, target PID) {
 	if p := s.local(target); p != nil {
 		p.pushSys(sysUnwatch{watcher: watcher})
 	}
@@ -51,18 +54,18 @@ func (s *System) notifyTerminated(watcher, pid PID, reason error) {
 		}
 		return
 	}
-	s.NotifyTerminated(watcher, pid, reason)
+	s.notifyLocal(watcher, pid, reason)
 }
 
-// NotifyTerminated delivers Terminated{pid, reason} to the local actor
-// watcher, if it still watches pid. For transports (a remote actor ended,
-// or its node incarnation left).
-func (s *System) NotifyTerminated(watcher, pid PID, reason error) {
+// notifyLocal delivers Terminated{pid, reason} to the local actor
+// watcher, if it still watches pid (actorhooks.NotifyTerminated: a remote
+// actor ended, or its node incarnation left).
+func (s *System) notifyLocal(watcher, pid PID, reason error) {
 	p := s.local(watcher)
 	if p == nil {
 		return // the watcher is gone; its watch died with it
 	}
-	sched, _ := p.mb.push(nil, envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
+	sched, _ := p.mb.push(context.Background(), envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
 	if sched {
 		go p.run()
 	}

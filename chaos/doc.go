@@ -38,6 +38,8 @@
 //
 // # The machinery
 //
+// The harness is test code, in the package's _test.go files (most behind
+// the tag), and nothing of it is API: this package exports nothing.
 // Nodes under test run in child processes (internal/testnode) with
 // Equip: a proxy pool, ordered sinks, a gate that stalls them, and
 // counters in a file mapped MAP_SHARED by the child and the test, so

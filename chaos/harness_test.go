@@ -140,7 +140,7 @@ func startLocal(t testing.TB, name string, cfg remote.Config, extra map[string]s
 	if cfg.Cookie == "" {
 		cfg.Cookie = testnode.DefaultCookie
 	}
-	n, err := remote.Start(sys, cfg)
+	n, err := remote.Start(context.Background(), sys, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -30,7 +30,7 @@ func openLedger(a *node, peer string) *ledger {
 // drops it).
 func (l *ledger) writtenNow() int64 {
 	st := l.n.Stats()
-	return int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0) + int64(st.SentNative-l.st0.SentNative) - int64(st.DroppedUnsent-l.st0.DroppedUnsent)
+	return int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0) + int64(st.SendsNative-l.st0.SendsNative) - int64(st.DroppedUnsent-l.st0.DroppedUnsent)
 }
 
 // books are the sender's side of a flood, once it is over.
@@ -56,7 +56,7 @@ func (l *ledger) close(t testing.TB, attempted int64) books {
 	// delivered), and links still closing have counted their last frames.
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		handed := int64(l.n.Stats().SentPooled - l.st0.SentPooled)
+		handed := int64(l.n.Stats().SendsPooled - l.st0.SendsPooled)
 		if int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0)+l.dl.of("*remote.Outgoing") >= handed {
 			break
 		}
@@ -69,10 +69,10 @@ func (l *ledger) close(t testing.TB, attempted int64) books {
 	b := books{
 		attempted:    attempted,
 		refused:      l.dl.of("*testpb.Echo"),
-		pooledIn:     int64(st.SentPooled - l.st0.SentPooled),
+		pooledIn:     int64(st.SendsPooled - l.st0.SendsPooled),
 		poolWritten:  int64(l.n.PoolStatsFor(l.peer).Messages.Load() - l.ps0),
 		proxyDropped: l.dl.of("*remote.Outgoing"),
-		nativeIn:     int64(st.SentNative - l.st0.SentNative),
+		nativeIn:     int64(st.SendsNative - l.st0.SendsNative),
 		unsent:       int64(st.DroppedUnsent - l.st0.DroppedUnsent),
 	}
 	b.written = b.poolWritten + b.nativeIn - b.unsent

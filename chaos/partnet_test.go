@@ -91,7 +91,7 @@ func (pn *partnet) inFlight(t testing.TB) int64 {
 func waitPoolOf(t testing.TB, x *node, peer string) {
 	t.Helper()
 	eventually(t, 20*time.Second, x.name+"'s pool to "+peer, func() bool {
-		info, _ := x.eq.Pools.ConnectionInfo(peer)
+		info := x.eq.Pools.ConnectionInfo(peer)
 		p, ok := x.n.Peer(peer)
 		return info.Status == proxypool.Connected && ok && info.Incarnation == p.Incarnation
 	})

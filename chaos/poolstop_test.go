@@ -39,8 +39,8 @@ func TestPoolStopUnderLoad(t *testing.T) {
 		stopped := time.Now()
 		require.NoError(t, a.eq.Pools.StopConnection(ctxFor(t, 20*time.Second), "b"))
 		stopFor += time.Since(stopped)
-		native := a.n.Stats().SentNative
-		eventually(t, 30*time.Second, "sends on the native path", func() bool { return a.n.Stats().SentNative >= native+step })
+		native := a.n.Stats().SendsNative
+		eventually(t, 30*time.Second, "sends on the native path", func() bool { return a.n.Stats().SendsNative >= native+step })
 		started := time.Now()
 		require.NoError(t, a.eq.Pools.StartConnection(ctxFor(t, 20*time.Second), "b"))
 		cl.waitPool(t, "b")

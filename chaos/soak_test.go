@@ -199,3 +199,21 @@ func writeSoakPlots(dir string, as, bs []Sample) error {
 	}
 	return nil
 }
+
+// floors are the least value in the middle and the last third of s. A
+// sample catches whatever actors happen to be running; a leak raises the
+// floor, a burst only the mean.
+func floors(s []Sample, value func(Sample) float64) (mid, end float64) {
+	if len(s) < 3 {
+		return 0, 0
+	}
+	third := len(s) / 3
+	least := func(xs []Sample) float64 {
+		m := value(xs[0])
+		for _, x := range xs[1:] {
+			m = min(m, value(x))
+		}
+		return m
+	}
+	return least(s[third : 2*third]), least(s[2*third:])
+}

@@ -184,7 +184,7 @@ func (p *Consul) Start(ctx context.Context, self Member, notify func(Event)) err
 	return nil
 }
 
-// Update republishes self (Draining, PoolSize, Meta, Addr); Node and
+// Update republishes self (Draining, PoolWorkers, Meta, Addr); Node and
 // Incarnation must not change. It waits for the TTL updater to register
 // the new state, which also refreshes the check. It returns
 // ErrDeclaredDead once self was declared dead and ErrStopped once Stop

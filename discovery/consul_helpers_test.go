@@ -50,7 +50,7 @@ func testMember(node string) Member {
 		Node:        node,
 		Incarnation: rand.Uint64() | 1,
 		Addr:        fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(20000)),
-		PoolSize:    1 + rand.IntN(16),
+		PoolWorkers: 1 + rand.IntN(16),
 		Meta:        map[string]string{"services": node + "-svc"},
 	}
 }
@@ -113,18 +113,6 @@ func (r *recorder) notify(e Event) {
 	defer r.mu.Unlock()
 	r.evs = append(r.evs, e)
 	r.at = append(r.at, time.Now())
-}
-
-// find returns the first event of type typ about incarnation m.
-func (r *recorder) find(typ EventType, m Member) (Event, time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, e := range r.evs {
-		if e.Type == typ && e.Member.ID() == m.ID() {
-			return e, r.at[i], true
-		}
-	}
-	return Event{}, time.Time{}, false
 }
 
 func (r *recorder) count(typ EventType, m Member) int {

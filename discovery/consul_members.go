@@ -42,7 +42,7 @@ func (i instance) dead() bool  { return i.status == "critical" || i.status == "m
 //
 // Rules:
 //   - A new incarnation that is alive (passing or warning) is MemberUp.
-//   - A known incarnation whose Addr, PoolSize, Draining or Meta changed is
+//   - A known incarnation whose Addr, PoolWorkers, Draining or Meta changed is
 //     MemberUpdated.
 //   - A known incarnation that is critical or in maintenance is MemberDown.
 //   - A known incarnation that is absent from a clean result (one that

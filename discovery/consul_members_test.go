@@ -34,7 +34,7 @@ func TestNextIndex(t *testing.T) {
 }
 
 func mem(node string, inc uint64) Member {
-	return Member{Node: node, Incarnation: inc, Addr: "127.0.0.1:7000", PoolSize: 4}
+	return Member{Node: node, Incarnation: inc, Addr: "127.0.0.1:7000", PoolWorkers: 4}
 }
 
 func pass(m Member) instance { return instance{member: m, status: "passing"} }

@@ -19,7 +19,7 @@ import (
 //	node         Member.Node
 //	incarnation  Member.Incarnation, 16 hex digits
 //	addr         Member.Addr (also split into the service Address and Port)
-//	pool_size    Member.PoolSize, decimal
+//	pool_size    Member.PoolWorkers, decimal (the key predates the field's name)
 //	draining     "true" or "false"
 //	m_<key>      one entry per Member.Meta key
 //
@@ -68,8 +68,8 @@ func validateSelf(m Member) error {
 	if _, err := splitAddr(m.Addr); err != nil {
 		return err
 	}
-	if m.PoolSize < 0 {
-		return fmt.Errorf("discovery: consul: Member.PoolSize is %d, want 0 or more", m.PoolSize)
+	if m.PoolWorkers < 0 {
+		return fmt.Errorf("discovery: consul: Member.PoolWorkers is %d, want 0 or more", m.PoolWorkers)
 	}
 	if len(m.Meta) > consulMaxMetaPairs-reservedMetaPairs {
 		return fmt.Errorf("discovery: consul: Member.Meta has %d entries, Consul allows at most %d", len(m.Meta), consulMaxMetaPairs-reservedMetaPairs)
@@ -111,7 +111,7 @@ func registration(cfg ConsulConfig, self Member, status string) *api.AgentServic
 	meta[metaNode] = self.Node
 	meta[metaIncarnation] = fmt.Sprintf("%016x", self.Incarnation)
 	meta[metaAddr] = self.Addr
-	meta[metaPoolSize] = strconv.Itoa(self.PoolSize)
+	meta[metaPoolSize] = strconv.Itoa(self.PoolWorkers)
 	meta[metaDraining] = strconv.FormatBool(self.Draining)
 	for k, v := range self.Meta {
 		meta[metaUserPrefix+k] = v
@@ -151,7 +151,7 @@ func parseMember(svc *api.AgentService) (Member, error) {
 	if m.Addr == "" {
 		return Member{}, fmt.Errorf("meta %q missing", metaAddr)
 	}
-	if m.PoolSize, err = strconv.Atoi(meta[metaPoolSize]); err != nil {
+	if m.PoolWorkers, err = strconv.Atoi(meta[metaPoolSize]); err != nil {
 		return Member{}, fmt.Errorf("meta %q is %q: want a number", metaPoolSize, meta[metaPoolSize])
 	}
 	if m.Draining, err = strconv.ParseBool(meta[metaDraining]); err != nil {
@@ -171,5 +171,5 @@ func parseMember(svc *api.AgentService) (Member, error) {
 // sameState reports whether a and b (the same incarnation) publish the
 // same state, so no MemberUpdated is due.
 func sameState(a, b Member) bool {
-	return a.Addr == b.Addr && a.PoolSize == b.PoolSize && a.Draining == b.Draining && maps.Equal(a.Meta, b.Meta)
+	return a.Addr == b.Addr && a.PoolWorkers == b.PoolWorkers && a.Draining == b.Draining && maps.Equal(a.Meta, b.Meta)
 }

@@ -149,7 +149,7 @@ func TestConsulConfig(t *testing.T) {
 func TestConsulMetaRoundTrip(t *testing.T) {
 	cfg, err := ConsulConfig{Service: "svc"}.withDefaults()
 	require.NoError(t, err)
-	self := Member{Node: "orders-1", Incarnation: 0xabc, Addr: "10.1.2.3:7000", PoolSize: 8, Draining: true,
+	self := Member{Node: "orders-1", Incarnation: 0xabc, Addr: "10.1.2.3:7000", PoolWorkers: 8, Draining: true,
 		Meta: map[string]string{"services": "a,b", "ver-2_x": "1"}}
 	require.NoError(t, validateSelf(self))
 	reg := registration(cfg, self, api.HealthPassing)
@@ -183,7 +183,7 @@ func TestConsulValidateSelf(t *testing.T) {
 		"Member.Incarnation": func(m *Member) { m.Incarnation = 0 },
 		"Member.Addr":        func(m *Member) { m.Addr = "nohost" },
 		"port":               func(m *Member) { m.Addr = "h:0" },
-		"Member.PoolSize":    func(m *Member) { m.PoolSize = -1 },
+		"Member.PoolWorkers": func(m *Member) { m.PoolWorkers = -1 },
 		"key \"a.b\"":        func(m *Member) { m.Meta = map[string]string{"a.b": ""} },
 		"key \"\"":           func(m *Member) { m.Meta = map[string]string{"": ""} },
 		"126":                func(m *Member) { m.Meta = map[string]string{strings.Repeat("k", 127): ""} },

@@ -15,8 +15,11 @@ type Member struct {
 	Incarnation uint64
 	// Addr is host:port of the node's remote listener.
 	Addr string
-	// PoolSize is the node's receiver pool size; 0 means disabled.
-	PoolSize int
+	// PoolWorkers is the number of workers in the node's receiver pool,
+	// as it advertises them (others build one proxy per worker toward
+	// it); NoReceiverPool when it runs none. Not remote.Config.PoolSize,
+	// whose 0 means the default (GOMAXPROCS).
+	PoolWorkers int
 	// Draining is set while the node stops gracefully: it refuses new calls.
 	Draining bool
 	// Meta carries what the upper layers announce (services, versions).
@@ -24,11 +27,16 @@ type Member struct {
 	Meta map[string]string
 }
 
+// NoReceiverPool as Member.PoolWorkers (and remote.PeerInfo.PoolWorkers):
+// the node runs no receiver pool (remote.PoolDisabled); others reach it on
+// the native path only.
+const NoReceiverPool = 0
+
 // ID is the stable identity of one incarnation: "node/incarnation-hex".
 func (m Member) ID() string { return m.Node + "/" + strconv.FormatUint(m.Incarnation, 16) }
 
 func (m Member) String() string {
-	return fmt.Sprintf("%s (incarnation %016x) at %s pool=%d draining=%v", m.Node, m.Incarnation, m.Addr, m.PoolSize, m.Draining)
+	return fmt.Sprintf("%s (incarnation %016x) at %s pool=%d draining=%v", m.Node, m.Incarnation, m.Addr, m.PoolWorkers, m.Draining)
 }
 
 // EventType says what happened to a member.

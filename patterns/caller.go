@@ -45,7 +45,7 @@ func (k *caller) Receive(c *actor.Context) {
 		k.cancel, k.done = cancel, make(chan struct{})
 		go k.run(ctx, c.System(), c.Self())
 	case callDone:
-		c.Send(c.Parent(), report{v: m.v, err: m.err})
+		c.Send(c.Parent(), report(m))
 		c.Stop(c.Self())
 	case actor.Stopping, actor.Stopped:
 		if k.done == nil {

@@ -23,7 +23,7 @@
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "a"})
-//	_, _ = remote.Start(sys, remote.Config{...})
+//	_, _ = remote.Start(ctx, sys, remote.Config{...})
 //	pt, err := patterns.Start(sys) // the patterns supervisor; stops with sys
 //
 //	res, err := pt.CallAny(ctx, []string{"a", "b", "c"}, "read", &pb.Key{...})

@@ -1,15 +1,11 @@
 package proxypool
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 )
-
-// ErrNotConnected: there is no connection master for that node.
-var ErrNotConnected = errors.New("proxypool: not connected")
 
 // Config configures a node's proxy pools. Zero fields take the defaults
 // documented on each.
@@ -79,7 +75,8 @@ func (c Config) withDefaults() (Config, error) {
 type Status int
 
 const (
-	// NotConnected: no master exists for the node.
+	// NotConnected: no master exists for the node (none was started, or
+	// StopConnection removed it).
 	NotConnected Status = iota
 	// Down: a master exists but no pool is published (the peer's pool has
 	// not answered, went away, or is disabled).

@@ -39,9 +39,9 @@
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "a"})
-//	node, _ := remote.Start(sys, remote.Config{Cookie: c, Seeds: seeds})
+//	node, _ := remote.Start(ctx, sys, remote.Config{Cookie: c, Seeds: seeds})
 //	pools, err := proxypool.Start(node, proxypool.Config{})
-//	info, err := pools.ConnectionInfo("b") // Connected, 2 proxies, incarnation ...
+//	info := pools.ConnectionInfo("b") // Status Connected, 2 proxies, incarnation ...
 //
 // # The caller's duties
 //

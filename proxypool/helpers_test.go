@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		return sys.Register(poolStatusFn, func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			info, _ := m.ConnectionInfo(arg.(*testpb.Echo).Text)
+			info := m.ConnectionInfo(arg.(*testpb.Echo).Text)
 			return &testpb.Echo{N: int64(info.Status)}, nil
 		})
 	})
@@ -61,7 +61,7 @@ func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
-	n, err := remote.Start(sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
 	require.NoError(t, err)
 	m, err := Start(n, o.cfg)
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
 	t.Helper()
 	var info Info
 	eventually(t, node+" "+want.String(), func() bool {
-		info, _ = m.ConnectionInfo(node)
+		info = m.ConnectionInfo(node)
 		return info.Status == want
 	})
 	return info

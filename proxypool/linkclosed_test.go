@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
@@ -35,13 +36,13 @@ func TestLinkClosedMidBatchDropsWhatFollowsIt(t *testing.T) {
 	caller.SendNamed("b", "sink", &testpb.Echo{N: 0}) // the proxy blocks in this write
 	eventually(t, "the proxy is held", func() bool { return h.entered.Load() == 1 })
 	caller.SendNamed("b", "sink", &testpb.Echo{N: 1})
-	require.NoError(t, a.sys.Inject(proxy, linkClosed{})) // what the link watcher sends
+	require.NoError(t, actorhooks.Inject(a.sys, proxy, linkClosed{})) // what the link watcher sends
 	caller.SendNamed("b", "sink", &testpb.Echo{N: 2})
 	caller.SendNamed("b", "sink", &testpb.Echo{N: 3})
 	eventually(t, "three queued behind the write", func() bool { return a.pool.Stats("b").QueueDepth == 3 })
 	h.allow(1)
 
-	eventually(t, "the proxy gone", func() bool { return a.sys.MailboxLen(proxy) == -1 })
+	eventually(t, "the proxy gone", func() bool { return actorhooks.MailboxLen(a.sys, proxy) == -1 })
 	eventually(t, "every send after the write dropped and counted", func() bool { return dropped.Load() == 3 })
 	require.Equal(t, uint64(1), a.pool.Stats("b").Messages, "only the first was written")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/supervisor"
 )
@@ -143,16 +144,16 @@ func (m *Manager) StopConnection(ctx context.Context, node string) error {
 	return nil
 }
 
-// ConnectionInfo reports this node's connection to node: Connected (a
-// pool is published: proxy count and peer incarnation), Down (a master
-// exists, no pool), or ErrNotConnected (no master).
-func (m *Manager) ConnectionInfo(node string) (Info, error) {
+// ConnectionInfo reports this node's connection to node in Status:
+// Connected (a pool is published: proxy count and peer incarnation), Down
+// (a master exists, no pool), or NotConnected (no master).
+func (m *Manager) ConnectionInfo(node string) Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if info := m.conns[node]; info != nil {
-		return *info, nil
+		return *info
 	}
-	return Info{Node: node, Status: NotConnected}, fmt.Errorf("%w: %s", ErrNotConnected, node)
+	return Info{Node: node, Status: NotConnected}
 }
 
 // Stats are the pooled-path figures for one peer node.
@@ -231,7 +232,7 @@ func (m *Manager) master(node string) (actor.PID, bool) {
 // connection is automatic. Hooks call it: it never blocks.
 func (m *Manager) notify(node string, msg any, start bool) {
 	if pid, ok := m.master(node); ok {
-		_ = m.sys.Inject(pid, msg)
+		_ = actorhooks.Inject(m.sys, pid, msg)
 		return
 	}
 	m.mu.Lock()
@@ -281,7 +282,7 @@ func (m *Manager) waitGoroutines() {
 }
 
 func (m *Manager) onPeer(p remote.PeerInfo) {
-	m.notify(p.Node, peerUp{inc: p.Incarnation, poolSize: p.PoolSize}, true)
+	m.notify(p.Node, peerUp{inc: p.Incarnation, poolSize: p.PoolWorkers}, true)
 }
 
 func (m *Manager) onPeerGone(p remote.PeerInfo) {
@@ -313,7 +314,7 @@ func (m *Manager) onMember(ev discovery.Event) {
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
 		if ev.Member.Incarnation != 0 {
-			m.notify(ev.Member.Node, peerUp{inc: ev.Member.Incarnation, poolSize: ev.Member.PoolSize}, true)
+			m.notify(ev.Member.Node, peerUp{inc: ev.Member.Incarnation, poolSize: ev.Member.PoolWorkers}, true)
 		}
 	case discovery.MemberDown:
 		m.notify(ev.Member.Node, peerGone{inc: ev.Member.Incarnation}, false)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 )
 
@@ -119,7 +121,7 @@ func (ms *master) build(c *actor.Context) {
 	gen, self, sys, m, node := ms.gen, c.Self(), c.System(), ms.m, ms.node
 	if !m.goOwned(func() {
 		links, inc, err := m.dialPool(node)
-		if sys.Inject(self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
+		if actorhooks.Inject(sys, self, built{gen: gen, inc: inc, links: links, err: err}) != nil {
 			for _, l := range links {
 				l.Close(errors.New("connection master gone"))
 			}
@@ -141,11 +143,11 @@ func (m *Manager) dialPool(node string) ([]*remote.PoolLink, uint64, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %s has no live incarnation", actor.ErrUnreachable, node)
 	}
-	if info.PoolSize == 0 {
+	if info.PoolWorkers == discovery.NoReceiverPool {
 		return nil, info.Incarnation, errPoolDisabled
 	}
-	links := make([]*remote.PoolLink, 0, info.PoolSize)
-	for i := range info.PoolSize {
+	links := make([]*remote.PoolLink, 0, info.PoolWorkers)
+	for i := range info.PoolWorkers {
 		l, err := m.node.DialPool(ctx, node, info.Incarnation, i)
 		if err != nil {
 			for _, l := range links {
@@ -232,7 +234,7 @@ func (ms *master) scheduleRetry(c *actor.Context, err error) {
 	if ms.timer != nil {
 		ms.timer.Stop()
 	}
-	ms.timer = time.AfterFunc(ms.backoff, func() { _ = sys.Inject(self, retry{gen: gen}) })
+	ms.timer = time.AfterFunc(ms.backoff, func() { _ = actorhooks.Inject(sys, self, retry{gen: gen}) })
 }
 
 // teardown unpublishes the pool at once (traffic falls back to the native
@@ -252,7 +254,7 @@ func (ms *master) teardown(c *actor.Context, reason error, drain bool) []chan st
 	for pid := range ms.proxies {
 		if drain {
 			d := make(chan struct{})
-			if c.System().Inject(pid, drainMsg{done: d}) == nil {
+			if actorhooks.Inject(c.System(), pid, drainMsg{done: d}) == nil {
 				drained = append(drained, d)
 				continue
 			}

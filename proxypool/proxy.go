@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/remote"
 )
 
@@ -44,10 +45,10 @@ func (p *proxy) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
 		self, sys, closed := c.Self(), c.System(), p.link.Closed()
-		p.link.OnQueued(func() { _ = sys.Inject(self, flush{}) }) // fails harmlessly once we are gone
+		p.link.OnQueued(func() { _ = actorhooks.Inject(sys, self, flush{}) }) // fails harmlessly once we are gone
 		if !p.m.goOwned(func() {
 			<-closed
-			_ = sys.Inject(self, linkClosed{})
+			_ = actorhooks.Inject(sys, self, linkClosed{})
 		}) {
 			c.Exit(errors.New("proxypool: the remote layer has closed"))
 		}
@@ -65,7 +66,7 @@ func (p *proxy) Receive(c *actor.Context) {
 			// were counted as dead letters, its replies rerouted.
 			c.Exit(fmt.Errorf("proxypool: write to pool link %d: %w", p.link.Worker(), err))
 		case more:
-			_ = c.System().Inject(c.Self(), flush{})
+			_ = actorhooks.Inject(c.System(), c.Self(), flush{})
 		}
 	case linkClosed:
 		c.Exit(fmt.Errorf("proxypool: pool link %d closed: %v", p.link.Worker(), p.link.Err()))

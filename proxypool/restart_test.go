@@ -56,10 +56,10 @@ func TestPeerRestartGetsAFreshPool(t *testing.T) {
 	b2 := testnode.Start(t, testnode.Options{Name: "b", Seeds: []string{"a=" + a.n.Addr()}})
 	require.NoError(t, a.n.Connect(ctxT(t), "b", b2.Addr))
 	eventually(t, "a pool for the new incarnation", func() bool {
-		info, _ := a.pool.ConnectionInfo("b")
+		info := a.pool.ConnectionInfo("b")
 		return info.Status == Connected && info.Incarnation == b2.Incarnation
 	})
-	again, _ := a.pool.ConnectionInfo("b")
+	again := a.pool.ConnectionInfo("b")
 	require.Equal(t, first.Master, again.Master, "the same master built it")
 	require.Equal(t, 2, again.Builds)
 

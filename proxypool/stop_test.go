@@ -84,8 +84,8 @@ func TestStopConnectionUnderLoadKeepsOrderAndCountsEverySend(t *testing.T) {
 		mark := book.delivered.Load()
 		eventually(t, "pooled sends delivered", func() bool { return book.delivered.Load() > mark+5000 })
 		require.NoError(t, a.pool.StopConnection(ctxT(t), "b"))
-		native := a.n.Stats().SentNative
-		eventually(t, "native sends", func() bool { return a.n.Stats().SentNative > native+5000 })
+		native := a.n.Stats().SendsNative
+		eventually(t, "native sends", func() bool { return a.n.Stats().SendsNative > native+5000 })
 		require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
 		waitStatus(t, a.pool, "b", Connected)
 	}

@@ -106,7 +106,8 @@ func TestVTAndPlainMessagesMixOverALinkBothWays(t *testing.T) {
 				require.NotZero(t, a.pool.Stats("b").Messages)
 				require.NotZero(t, b.pool.Stats("a").Messages)
 			} else {
-				require.Zero(t, a.n.Stats().SentPooled)
+				require.Zero(t, a.n.Stats().SendsPooled)
+				require.Zero(t, a.n.Stats().CallsPooled)
 			}
 		})
 	}

@@ -115,7 +115,9 @@ func TestAPreAuthFloodFromOneIPIsCapped(t *testing.T) {
 
 	// The stalled handshakes end at their deadline.
 	waitFor(t, "the stalled handshakes closed", func() bool { return countClosed(conns) == flood })
-	require.Zero(t, victim.Stats().Handshaking)
+	// The client sees the close a moment before the handshake's goroutine
+	// gives its slot back.
+	waitFor(t, "no handshake in progress", func() bool { return victim.Stats().Handshaking == 0 })
 	lines := strings.Count(logs.String(), "too many handshakes in progress")
 	require.LessOrEqual(t, lines, 5, "shedding is logged at most once a second")
 }

@@ -16,7 +16,8 @@ import (
 
 // PoolDisabled as Config.PoolSize starts no receiver pool: other nodes
 // cannot build pools toward this one (they reach it natively) while it
-// still uses theirs.
+// still uses theirs. Peers see discovery.NoReceiverPool as its
+// PeerInfo.PoolWorkers.
 const PoolDisabled = -1
 
 // Config configures a node's remote layer. Zero fields take the defaults
@@ -85,8 +86,10 @@ type Config struct {
 	LinkBufferBytes int
 	// SendPolicy applies to Send and Cast on a full link. Default Block.
 	SendPolicy actor.MailboxPolicy
-	// PoolSize is the number of receiver pool workers: peers build one
-	// proxy per worker. 0 means GOMAXPROCS; PoolDisabled turns it off.
+	// PoolSize is the number of receiver pool workers this node runs:
+	// peers build one proxy per worker. 0 means the default, GOMAXPROCS;
+	// PoolDisabled runs none. Peers see the number in effect as
+	// PeerInfo.PoolWorkers (discovery.NoReceiverPool for none).
 	PoolSize int
 	// Network listens and dials; default TCP. Tests use an in-memory one.
 	Network Network
@@ -275,10 +278,11 @@ func (c Config) validate() error {
 	return c.validateLimits()
 }
 
-// poolSize is the advertised pool size (0 when disabled).
-func (c Config) poolSize() int {
+// poolWorkers is the advertised receiver pool size (PeerInfo.PoolWorkers,
+// discovery.Member.PoolWorkers): discovery.NoReceiverPool when disabled.
+func (c Config) poolWorkers() int {
 	if c.PoolSize == PoolDisabled {
-		return 0
+		return discovery.NoReceiverPool
 	}
 	return c.PoolSize
 }

@@ -33,7 +33,7 @@ func BenchmarkDispatch(b *testing.B) {
 	if err := sys.RegisterTypes(&testpb.Echo{}, &testpb.Blob{}); err != nil {
 		b.Fatal(err)
 	}
-	n, err := Start(sys, Config{Cookie: testCookie, Network: memnet.New()})
+	n, err := Start(context.Background(), sys, Config{Cookie: testCookie, Network: memnet.New()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "orders-1"})
-//	node, err := remote.Start(sys, remote.Config{
+//	node, err := remote.Start(ctx, sys, remote.Config{
 //		Listen: "10.0.0.5:7400",
 //		Cookie: os.Getenv("MAILROOM_COOKIE"), // remote.NewCookie() made it
 //		Seeds:  []string{"billing-1=10.0.0.6:7400"},
@@ -14,8 +14,13 @@
 //	res, err := sys.Call(ctx, "billing-1", "charge", &pb.Charge{...})
 //	err = sys.Stop(ctx) // drains, says goodbye, closes links
 //
-// After Start every PID, registered name and function on another node is
-// reachable through the System's ordinary methods.
+// Start waits for discovery to register the node (for Consul, an agent's
+// answer); ctx bounds that wait. After Start every PID, registered name and
+// function on another node is reachable through the System's ordinary
+// methods (any actor.Caller). Node reports what the layer sees: Peers,
+// Pending, Running and Stats (SendsNative and SendsPooled count sends and
+// casts, CallsNative and CallsPooled calls and requests; Received counts
+// what peers sent, Delivered what of it was handed on).
 //
 // # Liveness instead of timeouts
 //

@@ -44,7 +44,7 @@ func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *lo
 	if cfg.Cookie == "" {
 		cfg.Cookie = testCookie
 	}
-	n, err := Start(sys, cfg)
+	n, err := Start(context.Background(), sys, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"google.golang.org/protobuf/proto"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // errGoodbye closes a link whose peer said goodbye.
@@ -131,22 +131,24 @@ func (n *Node) inCast(l *link, el *Element) {
 	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
 	if err := n.tooLarge(el); err != nil {
 		n.stats.badMessages.Add(1)
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
 	size := int64(len(el.Payload))
 	if !n.admit(l, size) {
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
 		return
 	}
 	msg, err := n.decode(el.Type, el.Payload)
 	if err != nil {
 		p.adm.release(size)
 		n.stats.badMessages.Add(1)
-		n.sys.DeadLetter(self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	n.sys.CastLocal(p.ctx, el.Fn, msg, func() { p.adm.release(size) })
+	if actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) }) {
+		n.stats.delivered.Add(1)
+	}
 }
 
 // refuse answers a call or request that will not run.
@@ -164,7 +166,7 @@ func (n *Node) inCall(l *link, el *Element) {
 		n.refuse(l, id, "call", fn, err)
 		return
 	}
-	h, ok := n.sys.Function(fn)
+	h, ok := actorhooks.Function(n.sys, fn)
 	switch {
 	case !ok:
 		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
@@ -203,6 +205,7 @@ func (n *Node) inCall(l *link, el *Element) {
 	l.owed.Add(1)
 	c.ctr = n.runningCounter(fn)
 	c.ctr.Add(1)
+	n.stats.delivered.Add(1)
 	if l.lone {
 		l.inline = c // alone in its frame: this goroutine runs it (reader.go)
 		return
@@ -239,14 +242,16 @@ func (n *Node) inRequest(l *link, el *Element) {
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	l.dispatching.Store(true) // as in inSend
 	if el.ToName != "" {
-		err = n.sys.DeliverNamed(l.ctx, el.Sender, el.ToName, msg, r)
+		err = actorhooks.DeliverNamed(n.sys, l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
-		err = n.sys.DeliverLocal(l.ctx, el.Sender, el.To, msg, r)
+		err = actorhooks.DeliverLocal(n.sys, l.ctx, el.Sender, el.To, msg, r)
 	}
 	l.dispatching.Store(false)
 	if err != nil {
 		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+		return
 	}
+	n.stats.delivered.Add(1)
 }
 
 // onGoodbye settles what was pending on l: after a clean goodbye every
@@ -330,7 +335,7 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 	t.release()
 	p := l.peer
 	n.stats.repliesDropped.Add(1)
-	n.sys.DeadLetter(actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
+	actorhooks.DeadLetter(n.sys, actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
 }
 
 // badReply makes el the error reply for an answer that could not travel.
@@ -434,7 +439,7 @@ func (n *Node) inControl(l *link, c *Control) {
 			el := Element{Status: c.Status, Code: c.Code, Message: c.Message}
 			reason = replyError(&el, "actor", l.peer, c.Target.String())
 		}
-		n.sys.NotifyTerminated(c.Watcher, c.Target, reason)
+		actorhooks.NotifyTerminated(n.sys, c.Watcher, c.Target, reason)
 	case CtlAnnounce:
 		l.peer.setAnnounce(c.Draining, c.Meta)
 		n.each(func(h *Hooks) {
@@ -443,9 +448,4 @@ func (n *Node) inControl(l *link, c *Control) {
 			}
 		})
 	}
-}
-
-// decodeArg is used by tests and the pool worker: payload to message.
-func (n *Node) decodeArg(el *Element) (proto.Message, error) {
-	return n.decode(el.Type, el.Payload)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,7 +38,7 @@ func (n *Node) newInboundCall(l *link, id uint64, fn string, h actor.Handler, ms
 // with the reply (sendReply).
 func (c *inboundCall) run() {
 	n, l := c.n, c.l
-	res, err := n.sys.RunHandler(&c.ctx, "call", c.fn, c.h, c.msg)
+	res, err := actorhooks.RunHandler(n.sys, &c.ctx, "call", c.fn, c.h, c.msg)
 	c.msg = nil
 	l.peer.running.untrack(c)
 	c.t.replying()

@@ -27,7 +27,7 @@ func (c *Config) limitDefaults(d Config) {
 		c.ReadBudgetBytes = 4 * c.MaxFrameSize
 	}
 	if c.MaxLinksPerPeer == 0 {
-		c.MaxLinksPerPeer = 2*(c.poolSize()+1) + 16
+		c.MaxLinksPerPeer = 2*(c.poolWorkers()+1) + 16
 	}
 	if c.MaxAnnounceBytes == 0 {
 		c.MaxAnnounceBytes = d.MaxAnnounceBytes

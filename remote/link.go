@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // errLinkClosed is returned when writing to a link that has closed.
@@ -69,7 +70,7 @@ type link struct {
 }
 
 type linkStats struct {
-	framesOut, bytesOut, framesIn, bytesIn atomic.Uint64
+	bytesOut, bytesIn atomic.Uint64
 }
 
 func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer) *link {
@@ -299,7 +300,7 @@ func (l *link) countUnsent(b []byte, reason error) {
 		switch Kind(b[frameHeader]) {
 		case KindSend, KindCast:
 			n.stats.droppedUnsent.Add(1)
-			n.sys.DeadLetter(actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
+			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
 				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.peerNode, reason))
 		case KindReply:
 			n.stats.repliesDropped.Add(1)

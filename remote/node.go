@@ -13,13 +13,15 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/actor/pidpb"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // Node is the remote layer of one System: it listens, dials, keeps one
 // native link per peer incarnation in each direction, and carries Send,
-// Request, Cast, Call and Watch to other nodes (it is the System's
-// actor.Transport).
+// Request, Cast, Call and Watch to other nodes for its System, whose
+// methods (any actor.Caller) reach other nodes through it.
 type Node struct {
 	sys    *actor.System
 	cfg    Config
@@ -41,10 +43,12 @@ type Node struct {
 	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
 	poolStats map[string]*PoolStats            // under mu
 	codecs    codecs                           // how each registered type decodes (codec.go)
+	types     actor.TypeRegistry               // the System's (Config.Types)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
 	deadOnce    atomic.Bool   // selfDead ran
+	startFailed atomic.Bool   // Start returned an error: nothing to stop
 	stats       nodeStats
 	gate        *handshakeGate // handshakes in progress (accept.go)
 	acceptLog   logLimiter     // accept errors
@@ -90,14 +94,21 @@ type dialAttempt struct {
 
 // Start attaches the remote layer to sys: it listens, starts discovery,
 // and makes every operation on a PID or node elsewhere go over the wire.
-// System.Stop stops it (drain, goodbye, close links, deregister).
-func Start(sys *actor.System, cfg Config) (*Node, error) {
+// ctx bounds the start itself, which waits for discovery to register this
+// node (an agent's answer, for Consul); the layer then runs until
+// System.Stop stops it (drain, goodbye, close links, deregister). On an
+// error nothing is left running and sys has no transport.
+func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	cfg, err := cfg.withDefaults(sys)
 	if err != nil {
 		return nil, err
 	}
+	// A PID can cross the wire alone, not only inside users' messages.
+	if err := sys.RegisterTypes(&pidpb.PID{}); err != nil {
+		return nil, fmt.Errorf("remote: start: %w", err)
+	}
 	n := &Node{
-		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"),
+		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"), types: sys.Config().Types,
 		cookie:  []byte(cfg.Cookie),
 		slots:   make(map[string]*slot),
 		inbound: make(map[*link]struct{}),
@@ -129,16 +140,18 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		}
 		n.disc = st
 	}
-	sys.SetTransport(n)
+	actorhooks.SetTransport(sys, (*transport)(n))
 	sys.OnStop(n.shutdown)
 	n.wg.Add(2)
 	go n.acceptLoop()
 	go n.livenessLoop()
-	if err := n.disc.Start(context.Background(), n.self(), n.onMember); err != nil {
+	if err := n.disc.Start(ctx, n.self(), n.onMember); err != nil {
+		n.startFailed.Store(true) // its stop hook has nothing to do
 		n.closeAll()
+		actorhooks.SetTransport(sys, nil)
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
-	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolSize())
+	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolWorkers())
 	return n, nil
 }
 
@@ -155,11 +168,11 @@ func (n *Node) self() discovery.Member {
 	n.mu.Lock()
 	draining, meta := n.draining, n.meta
 	n.mu.Unlock()
-	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolSize: n.cfg.poolSize(), Draining: draining, Meta: meta}
+	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolWorkers: n.cfg.poolWorkers(), Draining: draining, Meta: meta}
 }
 
 func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
-	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolSize()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolWorkers()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
 	if wantNode != "" { // a dial: name the link (supersede.go)
 		h.LinkID = n.linkIDs.Add(1)
 	}
@@ -271,8 +284,8 @@ func (n *Node) checkClient(h *hello) *refusal {
 		return refuse(codeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
 	case h.Role == rolePool && n.cfg.PoolSize == PoolDisabled:
 		return refuse(codeNoPool, "receiver pool disabled on %s", me)
-	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolSize():
-		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolSize())
+	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolWorkers():
+		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
 	case h.Role != roleNative && h.Role != rolePool:
 		return refuse(codeBadRole, "unknown link role %d", h.Role)
 	}
@@ -329,24 +342,39 @@ func (n *Node) dialHandshake(conn net.Conn, h hello) (hello, net.Conn, error) {
 	return srv, conn, err
 }
 
-// connect returns the live native outbound link to node, dialing it when
-// there is none. ctx bounds the wait (nil: DialTimeout).
-func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
-	// Fast path: the link is up.
+// liveLink is the live native outbound link to node, if there is one.
+func (n *Node) liveLink(node string) (*peer, *link) {
 	n.mu.Lock()
-	if s := n.slots[node]; s != nil && s.cur != nil && !n.closing {
-		p := s.cur
+	s := n.slots[node]
+	if s == nil || s.cur == nil || n.closing {
 		n.mu.Unlock()
-		if l := p.outLink(); l != nil {
-			return p, l, nil
-		}
-	} else {
-		n.mu.Unlock()
+		return nil, nil
 	}
-	if ctx == nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
-		defer cancel()
+	p := s.cur
+	n.mu.Unlock()
+	if l := p.outLink(); l != nil {
+		return p, l
+	}
+	return nil, nil
+}
+
+// connectBounded is connect for the operations that take no ctx (Send,
+// Cast, Watch): a wait for the link to come up lasts at most DialTimeout
+// plus HandshakeTimeout.
+func (n *Node) connectBounded(node string) (*peer, *link, error) {
+	if p, l := n.liveLink(node); l != nil {
+		return p, l, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
+	defer cancel()
+	return n.connect(ctx, node)
+}
+
+// connect returns the live native outbound link to node, dialing it when
+// there is none. ctx bounds the wait.
+func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
+	if p, l := n.liveLink(node); l != nil {
+		return p, l, nil
 	}
 	for {
 		n.mu.Lock()

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"google.golang.org/protobuf/proto"
 )
 
-// Send implements actor.Transport: fire and forget to a remote PID. On the
-// first contact with a node it waits for the link (DialTimeout).
-func (n *Node) Send(sender, to actor.PID, msg any) error {
+// sendTo is the transport's Send: fire and forget to a remote PID. On
+// the first contact with a node it waits for the link (DialTimeout).
+func (n *Node) sendTo(sender, to actor.PID, msg any) error {
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -22,8 +23,8 @@ func (n *Node) Send(sender, to actor.PID, msg any) error {
 	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
-// SendNamed implements actor.Transport.
-func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
+// sendNamed is the transport's SendNamed.
+func (n *Node) sendNamed(sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
@@ -34,8 +35,8 @@ func (n *Node) SendNamed(sender actor.PID, node, name string, msg any) error {
 	return n.oneWay("send", node, 0, tg, sender, &el)
 }
 
-// Cast implements actor.Transport.
-func (n *Node) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
+// cast is the transport's Cast.
+func (n *Node) cast(sender actor.PID, node, fn string, arg proto.Message) error {
 	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -57,7 +58,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			}
 			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil, false)
 			if err == nil {
-				n.stats.sentPooled.Add(1)
+				n.stats.sendsPooled.Add(1)
 				return nil
 			}
 			if !errors.Is(err, errPathClosed) {
@@ -66,7 +67,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			}
 			failed = pool // fall back to the native path
 		}
-		p, l, err := n.connect(nil, node)
+		p, l, err := n.connectBounded(node)
 		if err != nil {
 			return actor.NewError(op, node, wantInc, tg.String(), err)
 		}
@@ -88,13 +89,13 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			n.countBad(err)
 			return actor.NewError(op, node, p.inc, tg.String(), err)
 		}
-		n.stats.sentNative.Add(1)
+		n.stats.sendsNative.Add(1)
 		return nil
 	}
 }
 
-// Request implements actor.Transport.
-func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
+// request is the transport's Request.
+func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -104,8 +105,8 @@ func (n *Node) Request(ctx context.Context, sender, to actor.PID, msg any) (any,
 	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
-// RequestNamed implements actor.Transport.
-func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
+// requestNamed is the transport's RequestNamed.
+func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	tg := nameTarget(name)
 	typ, pm, err := payloadOf(msg)
 	if err != nil {
@@ -116,8 +117,8 @@ func (n *Node) RequestNamed(ctx context.Context, sender actor.PID, node, name st
 	return n.call(ctx, "request", node, 0, tg, sender, &el)
 }
 
-// Call implements actor.Transport.
-func (n *Node) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
+// callFn is the transport's Call.
+func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	typ, pm, err := payloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
@@ -160,7 +161,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
 				}
 				p, pc.via, failed = nil, nil, pool // take the native path
+				continue
 			}
+			n.stats.callsPooled.Add(1)
 			continue
 		}
 		np, l, err := n.connect(ctx, node)
@@ -191,6 +194,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			n.countBad(err)
 			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
+		n.stats.callsNative.Add(1)
 		p = np
 	}
 	if pc.wait(ctx) {
@@ -237,30 +241,30 @@ func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
 	_, _ = l.enqueueEl(&Element{Kind: KindCancel, ID: id}, false, nil)
 }
 
-// Watch implements actor.Transport.
-func (n *Node) Watch(watcher, target actor.PID) {
-	p, l, err := n.connect(nil, target.Node)
+// watch is the transport's Watch.
+func (n *Node) watch(watcher, target actor.PID) {
+	p, l, err := n.connectBounded(target.Node)
 	if err != nil {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
 		return
 	}
 	if p.inc != target.Incarnation {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNoProcess))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNoProcess))
 		return
 	}
 	if !p.addWatch(watcher, target) {
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 		return
 	}
 	el := Element{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: watcher, Target: target}}
 	if _, err := l.enqueueEl(&el, true, nil); err != nil {
 		p.removeWatch(watcher, target)
-		n.sys.NotifyTerminated(watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
+		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 	}
 }
 
-// Unwatch implements actor.Transport.
-func (n *Node) Unwatch(watcher, target actor.PID) {
+// unwatch is the transport's Unwatch.
+func (n *Node) unwatch(watcher, target actor.PID) {
 	p := n.current(target.Node)
 	if p == nil || p.inc != target.Incarnation {
 		return
@@ -271,9 +275,9 @@ func (n *Node) Unwatch(watcher, target actor.PID) {
 	}
 }
 
-// NotifyTerminated implements actor.Transport: a local actor a remote
-// watcher watched has ended.
-func (n *Node) NotifyTerminated(watcher, pid actor.PID, reason error) {
+// notifyTerminated is the transport's NotifyTerminated: a local actor a
+// remote watcher watched has ended.
+func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
 	p := n.current(watcher.Node)
 	if p == nil || p.inc != watcher.Incarnation {
 		return // the watcher's incarnation is gone; it learned of it there

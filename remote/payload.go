@@ -64,7 +64,7 @@ func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, e
 
 // decode is unmarshal with the node's registry and codecs.
 func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
-	return n.codecs.unmarshal(n.sys.Types(), typ, b)
+	return n.codecs.unmarshal(n.types, typ, b)
 }
 
 // errorReply fills a reply element's status from a handler's error.

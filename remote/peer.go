@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // peer is one incarnation of another node: its links, the calls pinned to
@@ -91,7 +92,10 @@ func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
 type PeerInfo struct {
 	Node        string
 	Incarnation uint64
-	PoolSize    int
+	// PoolWorkers is the number of workers in the peer's receiver pool,
+	// as its handshake advertised them; discovery.NoReceiverPool when it
+	// runs none (its Config.PoolSize is PoolDisabled).
+	PoolWorkers int
 	Addr        string
 	Draining    bool              // it announced it is draining
 	Meta        map[string]string // what it announced over its links
@@ -100,7 +104,7 @@ type PeerInfo struct {
 func (p *peer) info() PeerInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolSize: p.poolSize, Draining: p.drain, Meta: p.meta}
+	return PeerInfo{Node: p.name, Incarnation: p.inc, PoolWorkers: p.poolSize, Draining: p.drain, Meta: p.meta}
 }
 
 func (p *peer) addLink(l *link) {
@@ -140,12 +144,6 @@ func (p *peer) outLink() *link {
 		return nil
 	}
 	return l
-}
-
-func (p *peer) isLeaving() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.leaving
 }
 
 // anyLink is a live link to this incarnation for control traffic: ours
@@ -242,13 +240,6 @@ func (p *peer) failOnLink(l *link, clean bool, reason error) int {
 		}
 	}
 	return len(failed)
-}
-
-// PendingCount is the number of calls and requests waiting on p.
-func (p *peer) pendingCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.pending)
 }
 
 // linkDown handles the end of one link.
@@ -383,7 +374,7 @@ func (p *peer) fireWatches(reason error) {
 		err := &actor.Error{Op: "watch", Node: p.name, Incarnation: p.inc, Target: target.String(),
 			Err: fmt.Errorf("%w (%v)", actor.ErrNodeDown, reason), Outcome: actor.MayHaveExecuted}
 		for w := range ws {
-			p.node.sys.NotifyTerminated(w, target, err)
+			actorhooks.NotifyTerminated(p.node.sys, w, target, err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // PoolLink is one proxy's link, paired with one worker of a peer
@@ -242,7 +243,7 @@ func (pl *PoolLink) dropEntry(k Kind, entry []byte, reason error) {
 			n.stats.repliesDropped.Add(1)
 		}
 	default:
-		n.sys.DeadLetter(actor.PID{Node: pl.l.ends.peerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.peerNode, kind: k}, reason)
+		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.peerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.peerNode, kind: k}, reason)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // What a peer leaves behind is bounded and goes with it:
@@ -60,17 +61,17 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	if full {
 		n.stats.watchesRefused.Add(1)
 		n.log.Debug("watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.MaxWatchesPerPeer)
-		n.NotifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
+		n.notifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
 			fmt.Errorf("%w: %s holds %d watches on %s (MaxWatchesPerPeer)", actor.ErrOverloaded, p.name, n.cfg.MaxWatchesPerPeer, n.sys.Name())))
 		return
 	}
-	n.sys.WatchLocal(watcher, target)
+	actorhooks.WatchLocal(n.sys, watcher, target)
 }
 
 // inUnwatch cancels a peer's watch.
 func (n *Node) inUnwatch(p *peer, watcher, target actor.PID) {
 	p.dropInWatch(watcher, target)
-	n.sys.UnwatchLocal(watcher, target)
+	actorhooks.UnwatchLocal(n.sys, watcher, target)
 }
 
 // dropInWatch forgets a watch that ended (the target terminated and the
@@ -84,7 +85,7 @@ func (p *peer) dropInWatch(watcher, target actor.PID) {
 // dropInWatches removes a gone incarnation's watches from the actors.
 func (n *Node) dropInWatches(ws map[watchKey]struct{}) {
 	for k := range ws {
-		n.sys.UnwatchLocal(k.watcher, k.target)
+		actorhooks.UnwatchLocal(n.sys, k.watcher, k.target)
 	}
 }
 

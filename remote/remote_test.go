@@ -353,6 +353,13 @@ func TestPendingCallsFailWhenTheNodeDies(t *testing.T) {
 		}()
 	}
 	eventually(t, "all calls pending", func() bool { return n.Stats().Pending == calls })
+	// Pending counts a call from the moment it is queued on the link: a
+	// kill before it was written fails it as not sent, rightly. Kill once
+	// b runs them all.
+	eventually(t, "all calls running on b", func() bool {
+		_, sleeping := bStats(t, sys)
+		return sleeping == calls
+	})
 	killed := time.Now()
 	b.Kill()
 	var slowest time.Duration
@@ -385,32 +392,33 @@ func TestConfigValidation(t *testing.T) {
 	sys, err := actor.Start(actor.Config{Name: "v", Logger: actor.DiscardLogger()})
 	require.NoError(t, err)
 	defer sys.Stop(context.Background())
-	_, err = remote.Start(sys, remote.Config{})
+	ctx := ctxT(t, 10*time.Second)
+	_, err = remote.Start(ctx, sys, remote.Config{})
 	require.ErrorContains(t, err, "Cookie is empty")
 	cookie := remote.NewCookie()
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, PoolSize: -5})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, PoolSize: -5})
 	require.ErrorContains(t, err, "PoolSize is -5")
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxFrameSize: 10})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, MaxFrameSize: 10})
 	require.ErrorContains(t, err, "MaxFrameSize is 10")
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, Seeds: []string{"bad"}})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, Seeds: []string{"bad"}})
 	require.ErrorContains(t, err, `seed "bad"`)
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, MaxHandshakes: -1})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, MaxHandshakes: -1})
 	require.ErrorContains(t, err, "MaxHandshakes -1")
 
 	// A short cookie is refused unless a test says it knows better.
-	_, err = remote.Start(sys, remote.Config{Cookie: "hunter2"})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: "hunter2"})
 	require.ErrorContains(t, err, "Cookie is 7 bytes, want at least 16")
 	short, err := actor.Start(actor.Config{Name: "short", Logger: actor.DiscardLogger()})
 	require.NoError(t, err)
 	defer short.Stop(context.Background())
-	_, err = remote.Start(short, remote.Config{Cookie: "hunter2", InsecureShortCookie: true})
+	_, err = remote.Start(ctx, short, remote.Config{Cookie: "hunter2", InsecureShortCookie: true})
 	require.NoError(t, err)
 
 	// TLS binds names to certificates: the server must verify client
 	// certificates, and VerifyPeer needs TLS.
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, TLSServer: &tls.Config{}, TLSClient: &tls.Config{}})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, TLSServer: &tls.Config{}, TLSClient: &tls.Config{}})
 	require.ErrorContains(t, err, "TLSServer.ClientAuth")
-	_, err = remote.Start(sys, remote.Config{Cookie: cookie, VerifyPeer: func(string, tls.ConnectionState) error { return nil }})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, VerifyPeer: func(string, tls.ConnectionState) error { return nil }})
 	require.ErrorContains(t, err, "VerifyPeer is set without TLS")
 }
 

@@ -1,10 +1,8 @@
 package remote
 
 import (
-	"context"
-
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/hooks"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // A batch often holds several sends in a row to one actor (many callers
@@ -12,9 +10,6 @@ import (
 // a run and delivers the run with one name lookup and one mailbox lock;
 // anything else in the batch, or a send to another target, delivers the
 // run first, so the order of the batch is the order of delivery.
-
-// deliverRun is the actor core's hook, typed (internal/hooks).
-var deliverRun = hooks.DeliverRun.(func(s *actor.System, ctx context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (int, error))
 
 // sendRun is the run a link's reader is gathering; reader only.
 type sendRun struct {
@@ -56,7 +51,7 @@ func (n *Node) addSend(l *link, el *Element) {
 		n.stats.badMessages.Add(1)
 		to := sendTarget(n, el.To, el.ToName)
 		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
-		n.sys.DeadLetter(to, el.Sender, el.Type, err)
+		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
 		return
 	}
 	if len(r.msgs) == 0 {
@@ -85,19 +80,22 @@ func (n *Node) flushRun(l *link) {
 	var err error
 	switch {
 	case len(r.msgs) > 1:
-		k, err = deliverRun(n.sys, l.ctx, r.to, r.name, r.msgs, r.senders)
+		k, err = actorhooks.DeliverRun(n.sys, l.ctx, r.to, r.name, r.msgs, r.senders)
 	case r.name != "":
-		err = n.sys.DeliverNamed(l.ctx, r.senders[0], r.name, r.msgs[0], nil)
+		err = actorhooks.DeliverNamed(n.sys, l.ctx, r.senders[0], r.name, r.msgs[0], nil)
 	default:
-		err = n.sys.DeliverLocal(l.ctx, r.senders[0], r.to, r.msgs[0], nil)
+		err = actorhooks.DeliverLocal(n.sys, l.ctx, r.senders[0], r.to, r.msgs[0], nil)
 	}
 	l.dispatching.Store(false)
+	delivered := len(r.msgs)
 	if err != nil {
+		delivered = k
 		to := sendTarget(n, r.to, r.name)
 		for i := k; i < len(r.msgs); i++ {
-			n.sys.DeadLetter(to, r.senders[i], r.msgs[i], err)
+			actorhooks.DeadLetter(n.sys, to, r.senders[i], r.msgs[i], err)
 		}
 	}
+	n.stats.delivered.Add(uint64(delivered))
 	clear(r.msgs)
 	clear(r.senders)
 	r.msgs, r.senders = r.msgs[:0], r.senders[:0]

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 func (n *Node) isDraining() bool {
@@ -39,6 +39,9 @@ func (n *Node) Drain(ctx context.Context) {
 // shutdown is the System.Stop hook: drain, finish running calls within
 // ctx, say goodbye, close every link, deregister, stop goroutines.
 func (n *Node) shutdown(ctx context.Context) error {
+	if n.startFailed.Load() {
+		return nil
+	}
 	var errs []error
 	n.Drain(ctx)
 	done := make(chan struct{})
@@ -84,7 +87,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("remote: stop discovery: %w", err))
 	}
 	n.closeAll()
-	n.sys.SetTransport(nil)
+	actorhooks.SetTransport(n.sys, nil)
 	return errors.Join(errs...)
 }
 
@@ -215,5 +218,3 @@ func (n *Node) announceTo(l *link) {
 	}
 	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: draining, Meta: meta}}, false, nil)
 }
-
-var _ actor.Transport = (*Node)(nil)

@@ -7,9 +7,17 @@ import (
 
 // Stats are the remote layer's counters since start.
 type Stats struct {
-	SentNative        uint64 // sends and casts written on a native link
-	SentPooled        uint64 // sends and casts handed to a pool
-	Received          uint64 // sends, casts, calls and requests received
+	SendsNative uint64 // sends and casts queued on a native link
+	SendsPooled uint64 // sends and casts handed to a pool
+	CallsNative uint64 // calls and requests queued on a native link
+	CallsPooled uint64 // calls and requests handed to a pool
+	// Received counts the sends, casts, calls and requests read from
+	// links, whether or not they could be delivered; Delivered those of
+	// them handed on: a send or request queued in its actor's mailbox, a
+	// cast or call started. The rest were refused or dropped, each counted
+	// where it went (a refusal to the caller, a dead letter, BadMessages).
+	Received          uint64
+	Delivered         uint64
 	RepliesNative     uint64
 	RepliesPooled     uint64
 	RepliesDropped    uint64 // replies whose caller incarnation was gone (dead letters)
@@ -48,7 +56,9 @@ type Stats struct {
 }
 
 type nodeStats struct {
-	sentNative, sentPooled, received             atomic.Uint64
+	sendsNative, sendsPooled                     atomic.Uint64
+	callsNative, callsPooled                     atomic.Uint64
+	received, delivered                          atomic.Uint64
 	repliesNative, repliesPooled, repliesDropped atomic.Uint64
 	lateReplies, failedByLiveness                atomic.Uint64
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
@@ -64,9 +74,12 @@ type nodeStats struct {
 // Stats returns a snapshot of the counters.
 func (n *Node) Stats() Stats {
 	s := Stats{
-		SentNative:        n.stats.sentNative.Load(),
-		SentPooled:        n.stats.sentPooled.Load(),
+		SendsNative:       n.stats.sendsNative.Load(),
+		SendsPooled:       n.stats.sendsPooled.Load(),
+		CallsNative:       n.stats.callsNative.Load(),
+		CallsPooled:       n.stats.callsPooled.Load(),
 		Received:          n.stats.received.Load(),
+		Delivered:         n.stats.delivered.Load(),
 		RepliesNative:     n.stats.repliesNative.Load(),
 		RepliesPooled:     n.stats.repliesPooled.Load(),
 		RepliesDropped:    n.stats.repliesDropped.Load(),

@@ -35,9 +35,9 @@ func consulNode(t *testing.T, addr, cs, name string) (*actor.System, *remote.Nod
 		Logger: actor.DiscardLogger(),
 	})
 	require.NoError(t, err)
-	n, err := remote.Start(sys, remote.Config{Cookie: "services-test-cookie-0123", Discovery: disc})
+	n, err := remote.Start(ctxT(t, 10*time.Second), sys, remote.Config{Cookie: "services-test-cookie-0123", Discovery: disc})
 	require.NoError(t, err)
-	svc, err := Start(n, Config{})
+	svc, err := Start(ctxT(t, 10*time.Second), n, Config{})
 	require.NoError(t, err)
 	return sys, n, svc
 }

@@ -6,8 +6,8 @@
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "search-7f9c"})
-//	node, _ := remote.Start(sys, remote.Config{Cookie: c, Discovery: consul})
-//	svc, err := services.Start(node, services.Config{})
+//	node, _ := remote.Start(ctx, sys, remote.Config{Cookie: c, Discovery: consul})
+//	svc, err := services.Start(ctx, node, services.Config{})
 //
 //	// Provide: functions with their contract, defaults for callers.
 //	err = svc.Provide(ctx, services.Service{

@@ -19,11 +19,11 @@ func node(name string) (*actor.System, *services.Services) {
 	if err != nil {
 		panic(err)
 	}
-	n, err := remote.Start(sys, remote.Config{Cookie: "services-example-cookie"})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: "services-example-cookie"})
 	if err != nil {
 		panic(err)
 	}
-	svc, err := services.Start(n, services.Config{})
+	svc, err := services.Start(context.Background(), n, services.Config{})
 	if err != nil {
 		panic(err)
 	}

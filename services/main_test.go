@@ -48,7 +48,7 @@ func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if d, err := time.ParseDuration(o.Extra["ackwait"]); err == nil {
 		cfg.DrainAckWait = d
 	}
-	svc, err := Start(n, cfg)
+	svc, err := Start(context.Background(), n, cfg)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func newClientPools(t *testing.T, name string, cfg Config, pools bool) *client {
 		_, err := proxypool.Start(n, proxypool.Config{})
 		require.NoError(t, err)
 	}
-	svc, err := Start(n, cfg)
+	svc, err := Start(ctxT(t, 10*time.Second), n, cfg)
 	require.NoError(t, err)
 	return &client{sys: sys, node: n, svc: svc}
 }

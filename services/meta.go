@@ -47,6 +47,12 @@ const (
 	maxRecordChunks = 16
 )
 
+// withdrawnMeta is the announcement of a node that does not run the
+// services layer after all (its Start failed): an empty marker, which
+// receivers read as "no services layer". Not an empty map: an announcement
+// with no entries reads as "nothing announced" and changes nothing.
+func withdrawnMeta() map[string]string { return map[string]string{metaMarker: ""} }
+
 var metaKeyRE = regexp.MustCompile(`^s([0-9]{1,3})(?:_([0-9]{1,2}))?$`)
 
 // record is a service as announced: no handlers.

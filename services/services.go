@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -30,8 +31,9 @@ type Services struct {
 	stats *stats
 	acks  *ackBook
 
-	life   context.Context // ends when the remote layer has closed
-	cancel context.CancelFunc
+	life    context.Context // ends when the remote layer has closed
+	cancel  context.CancelFunc
+	aborted atomic.Bool // Start failed: the hooks it attached do nothing
 
 	annMu sync.Mutex // serialises publish: announcements go out in seq order
 
@@ -55,10 +57,12 @@ type provided struct {
 // Start attaches the services layer to node (and its System). It
 // announces that this node runs services, learns what the other nodes
 // provide from discovery and their links, and from now on takes part in
-// graceful drains. Call it once per node, after remote.Start. If only
-// the announcement through discovery fails, the layer runs (the links
-// got it) and the error says so.
-func Start(node *remote.Node, cfg Config) (*Services, error) {
+// graceful drains. ctx bounds the announcement, which waits for
+// discovery (an agent's answer, for Consul). Call it once per node, after
+// remote.Start. On an error nothing of the layer is left running (an
+// announcement the links already carried is withdrawn) and Start may be
+// called again.
+func Start(ctx context.Context, node *remote.Node, cfg Config) (*Services, error) {
 	sys := node.System()
 	cfg, err := cfg.withDefaults(sys.Logger())
 	if err != nil {
@@ -80,6 +84,9 @@ func Start(node *remote.Node, cfg Config) (*Services, error) {
 		return nil, fmt.Errorf("services: start: %w", err)
 	}
 	s.reg.setLocal(sys.Name(), sys.Incarnation(), nil)
+	// The hooks come first: what discovery reports while the announcement
+	// waits for it must not be missed. A failed Start leaves them attached
+	// (the remote layer cannot remove hooks) but inert: abort.
 	node.AddHooks(remote.Hooks{
 		OnMember:   s.onMember,
 		OnPeer:     func(p remote.PeerInfo) { s.onAnnounce(p, p.Draining, p.Meta) },
@@ -90,13 +97,30 @@ func Start(node *remote.Node, cfg Config) (*Services, error) {
 	for _, p := range node.Peers() {
 		s.onAnnounce(p, p.Draining, p.Meta)
 	}
-	sys.OnStop(s.stopHook)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if err := s.publish(ctx); err != nil {
-		return s, err
+		s.abort()
+		return nil, fmt.Errorf("services: start: %w", err)
 	}
+	sys.OnStop(s.stopHook)
 	return s, nil
+}
+
+// abort undoes a Start whose announcement failed: its hooks go inert
+// (aborted), it withdraws what the links carried (withdrawnMeta), and it
+// stops the ack actor, releasing its name for the next Start.
+func (s *Services) abort() {
+	s.aborted.Store(true)
+	s.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.node.Announce(ctx, withdrawnMeta()); err != nil {
+		s.log.Warn("services: start failed; withdrawing its announcement from discovery failed too", "err", err)
+	}
+	if pid, ok := s.sys.Lookup(ackActor); ok {
+		if err := s.sys.StopActorWait(ctx, pid); err != nil {
+			s.log.Warn("services: start failed; its ack actor did not stop", "err", err)
+		}
+	}
 }
 
 // System is the node's actor system.
@@ -104,7 +128,7 @@ func (s *Services) System() *actor.System { return s.sys }
 
 func (s *Services) onMember(ev discovery.Event) {
 	m := ev.Member
-	if m.Node == s.sys.Name() {
+	if m.Node == s.sys.Name() || s.aborted.Load() {
 		return
 	}
 	switch ev.Type {
@@ -117,11 +141,17 @@ func (s *Services) onMember(ev discovery.Event) {
 }
 
 func (s *Services) onAnnounce(p remote.PeerInfo, draining bool, meta map[string]string) {
+	if s.aborted.Load() {
+		return
+	}
 	s.apply(p.Node, p.Incarnation, draining, meta)
 	s.acks.poke() // a peer may have become a services node
 }
 
 func (s *Services) onPeerGone(p remote.PeerInfo) {
+	if s.aborted.Load() {
+		return
+	}
 	s.reg.gone(p.Node, p.Incarnation)
 	s.acks.poke()
 }

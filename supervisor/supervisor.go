@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
 // Props returns the supervisor running spec as an actor, to spawn as a
@@ -120,7 +121,7 @@ func (s *supervisor) init(c *actor.Context) {
 func (s *supervisor) spawn(c *actor.Context, ch *child, r *actor.Restarting) (actor.PID, error) {
 	props := ch.spec.Props
 	if r != nil {
-		props = props.AsRestartOf(*r)
+		props = actorhooks.RestartProps(props, *r)
 	}
 	var pid actor.PID
 	var err error

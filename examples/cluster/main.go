@@ -72,7 +72,10 @@ func startPools(name, addr string) (*actor.System, *remote.Node, *proxypool.Mana
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: cookie, Discovery: consul})
+	// Start waits for the Consul agent to register the node: bound it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	node, err := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Discovery: consul})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -196,7 +199,7 @@ func run(addr string) error {
 	}
 	fmt.Printf("[alpha] gamma is now %016x (was %016x); a call to it: %s\n", again.Incarnation, first.Incarnation, v.(*wrapperspb.StringValue).Value)
 	for _, peer := range []string{"beta", "gamma"} {
-		info, _ := pools.ConnectionInfo(peer)
+		info := pools.ConnectionInfo(peer)
 		st := pools.Stats(peer)
 		fmt.Printf("[alpha] pool to %s: %s, %d proxies, built %d times; %d batches, %d messages (mean %.1f), %d bytes, queue %d, dead letters %d\n",
 			peer, info.Status, info.Proxies, info.Builds, st.Batches, st.Messages, st.MeanBatch, st.Bytes, st.QueueDepth, st.DeadLetters)

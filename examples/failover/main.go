@@ -52,7 +52,7 @@ func child() {
 	check(sys.Register("running", func(context.Context, proto.Message) (proto.Message, error) {
 		return &testpb.Echo{N: running.Load()}, nil
 	}))
-	n, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
 	fmt.Println(n.Addr())
 	select {} // until killed
@@ -67,7 +67,7 @@ func parent() error {
 	if err := sys.RegisterTypes(&testpb.Sleep{}, &testpb.Echo{}); err != nil {
 		return err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	if err != nil {
 		return err
 	}

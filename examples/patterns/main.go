@@ -94,7 +94,7 @@ func child(name string) {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 	check(err)
 	check(register(sys))
-	n, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
 	fmt.Println(n.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent goes
@@ -139,7 +139,7 @@ func parent() error {
 	if err := register(sys); err != nil {
 		return err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	if err != nil {
 		return err
 	}

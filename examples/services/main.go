@@ -39,9 +39,9 @@ func child(args []string) {
 	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 	check(err)
 	check(sys.RegisterTypes(&testpb.Echo{}))
-	n, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
-	svc, err := services.Start(n, services.Config{})
+	svc, err := services.Start(context.Background(), n, services.Config{})
 	check(err)
 	ctx := context.Background()
 	if version == "maint" {
@@ -152,11 +152,11 @@ func parent() error {
 	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
 		return err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	if err != nil {
 		return err
 	}
-	svc, err := services.Start(node, services.Config{})
+	svc, err := services.Start(context.Background(), node, services.Config{})
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func TestFrozenNodeFailsCallsThroughConsulAndStopsAfterThaw(t *testing.T) {
 	c.ev.wait(t, discovery.MemberUp, "b", b.Incarnation)
 	require.NoError(t, c.node.Connect(context.Background(), "b", ""))
 	eventually(t, "a pool to b", func() bool {
-		info, _ := c.pools.ConnectionInfo("b")
+		info := c.pools.ConnectionInfo("b")
 		return info.Status == proxypool.Connected
 	})
 	errs := pendingSleeps(t, c, 10)
@@ -181,7 +181,7 @@ func TestFrozenNodeFailsCallsThroughConsulAndStopsAfterThaw(t *testing.T) {
 	t.Logf("frozen node: its pending calls failed %v after SIGSTOP (TTL %v), through Consul alone", worst.Round(time.Millisecond), ttl)
 	require.Less(t, worst, ttl+time.Second)
 	eventually(t, "its pool torn down", func() bool {
-		info, _ := c.pools.ConnectionInfo("b")
+		info := c.pools.ConnectionInfo("b")
 		return info.Status == proxypool.Down
 	})
 
@@ -224,19 +224,19 @@ func TestRestartedNodeIsANewIncarnationWithAFreshPool(t *testing.T) {
 	b1 := c.child(t, "b", 0)
 	c.ev.wait(t, discovery.MemberUp, "b", b1.Incarnation)
 	eventually(t, "a pool to b1", func() bool {
-		info, _ := c.pools.ConnectionInfo("b")
+		info := c.pools.ConnectionInfo("b")
 		return info.Status == proxypool.Connected && info.Incarnation == b1.Incarnation
 	})
-	master, _ := c.pools.ConnectionInfo("b")
+	master := c.pools.ConnectionInfo("b")
 	b1.Kill()
 	b2 := c.child(t, "b", 0)
 	require.NotEqual(t, b1.Incarnation, b2.Incarnation)
 	c.ev.wait(t, discovery.MemberUp, "b", b2.Incarnation)
 	eventually(t, "a pool to b2, built by discovery alone", func() bool {
-		info, _ := c.pools.ConnectionInfo("b")
+		info := c.pools.ConnectionInfo("b")
 		return info.Status == proxypool.Connected && info.Incarnation == b2.Incarnation
 	})
-	again, _ := c.pools.ConnectionInfo("b")
+	again := c.pools.ConnectionInfo("b")
 	require.Equal(t, master.Master, again.Master)
 	v, err := c.sys.Call(context.Background(), "b", "echo", &testpb.Echo{Text: "new"})
 	require.NoError(t, err)

@@ -1,13 +1,52 @@
 package hooks
 
-// DeliverRun is a
-//
-//	func(s *actor.System, ctx context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (int, error)
-//
-// that queues msgs, in order, for one local actor: the one registered as
-// name when name is not empty, else to; senders[i] is msgs[i]'s sender.
-// One lookup and one mailbox lock for the whole run (more only while a
-// bounded Block mailbox makes it wait for room; ctx bounds that wait). It returns how many were queued, and why the rest were not
-// (ErrNoProcess, ErrMailboxFull, ctx's error): the caller accounts for
-// msgs[n:].
-var DeliverRun any
+// Each slot is set by package actor's init; its comment gives the type.
+// internal/actorhooks asserts the types and documents the hooks.
+var (
+	// SetTransport is a func(*actor.System, actorhooks.Transport).
+	SetTransport any
+
+	// DeliverLocal is a
+	// func(*actor.System, context.Context, sender, to actor.PID, msg any, r actor.Replier) error.
+	DeliverLocal any
+
+	// DeliverNamed is a
+	// func(*actor.System, context.Context, sender actor.PID, name string, msg any, r actor.Replier) error.
+	DeliverNamed any
+
+	// DeliverRun is a
+	// func(*actor.System, context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (int, error).
+	DeliverRun any
+
+	// Inject is a func(*actor.System, to actor.PID, msg any) error.
+	Inject any
+
+	// WatchLocal and UnwatchLocal are func(*actor.System, watcher, target actor.PID).
+	WatchLocal, UnwatchLocal any
+
+	// NotifyTerminated is a func(*actor.System, watcher, pid actor.PID, reason error).
+	NotifyTerminated any
+
+	// CastLocal is a
+	// func(*actor.System, context.Context, fn string, arg proto.Message, done func()) bool.
+	CastLocal any
+
+	// Function is a func(*actor.System, name string) (actor.Handler, bool).
+	Function any
+
+	// RunHandler is a
+	// func(*actor.System, context.Context, op, fn string, h actor.Handler, arg proto.Message) (proto.Message, error).
+	RunHandler any
+
+	// DeadLetter is a func(*actor.System, to, sender actor.PID, msg any, reason error).
+	DeadLetter any
+
+	// NewFuture is a func(*actor.System) *future.Future.
+	NewFuture any
+
+	// MailboxLen is a func(*actor.System, pid actor.PID) int.
+	MailboxLen any
+
+	// RestartProps is a func(*actor.Props, actor.Restarting) *actor.Props.
+	RestartProps any
+)

@@ -93,7 +93,9 @@ func runChild(o Options) int {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
 		return 2
 	}
-	n, err := remote.Start(sys, rc)
+	startCtx, cancelStart := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelStart()
+	n, err := remote.Start(startCtx, sys, rc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testnode:", err)
 		return 2

@@ -183,7 +183,9 @@ func Local(t testing.TB, o Options) (*actor.System, *remote.Node) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := remote.Start(sys, rc)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := remote.Start(ctx, sys, rc)
 	if err != nil {
 		t.Fatal(err)
 	}

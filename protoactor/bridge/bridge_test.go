@@ -42,7 +42,7 @@ func TestConfigValidation(t *testing.T) {
 		_, err := bridge.Start(pas, sys, c.cfg)
 		require.ErrorContains(t, err, c.field)
 	}
-	_, err = bridge.StartNode(bridge.NodeConfig{Name: "x", Remote: remote.Config{Cookie: "short"}})
+	_, err = bridge.StartNode(context.Background(), bridge.NodeConfig{Name: "x", Remote: remote.Config{Cookie: "short"}})
 	require.ErrorContains(t, err, "want at least 16")
 }
 

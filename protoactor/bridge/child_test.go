@@ -34,7 +34,7 @@ func maybeRunChild() {
 		return
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := bridge.StartNode(bridge.NodeConfig{Name: name, Remote: remote.Config{Cookie: cookie}, Types: testTypes(), Logger: log})
+	n, err := bridge.StartNode(context.Background(), bridge.NodeConfig{Name: name, Remote: remote.Config{Cookie: cookie}, Types: testTypes(), Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)

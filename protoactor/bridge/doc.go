@@ -5,7 +5,7 @@
 //
 // # Usage
 //
-//	node, err := bridge.StartNode(bridge.NodeConfig{
+//	node, err := bridge.StartNode(ctx, bridge.NodeConfig{
 //		Name: "orders",
 //		Remote: remote.Config{
 //			Cookie: os.Getenv("MAILROOM_COOKIE"), // 16+ bytes

@@ -71,7 +71,7 @@ func startNode(t testing.TB, name string, opts ...func(*bridge.NodeConfig)) *bri
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n, err := bridge.StartNode(cfg)
+	n, err := bridge.StartNode(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -193,7 +193,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // startRemote starts mailroom's remote on sys (a node without a bridge).
 func startRemote(t testing.TB, sys *mr.System) *remote.Node {
 	t.Helper()
-	n, err := remote.Start(sys, remote.Config{Cookie: cookie})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	require.NoError(t, err)
 	return n
 }

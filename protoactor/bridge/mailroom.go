@@ -57,7 +57,7 @@ func Start(pas *actor.ActorSystem, sys *mr.System, cfg Config) (*Bridge, error) 
 	}
 	types := cfg.Types
 	if types == nil {
-		types = sys.Types()
+		types = sys.Config().Types
 	}
 	if err := sys.RegisterTypes(&wirepb.Envelope{}, &wirepb.Hello{}); err != nil {
 		return nil, fmt.Errorf("bridge: start: %w", err)
@@ -122,9 +122,9 @@ type Node struct {
 }
 
 // StartNode starts a mailroom System with its remote (and a proxy pool
-// unless Native), a protoactor ActorSystem, and the bridge. Stop it with
-// Node.Stop.
-func StartNode(cfg NodeConfig) (*Node, error) {
+// unless Native), a protoactor ActorSystem, and the bridge. ctx bounds
+// the start (remote.Start waits for discovery). Stop it with Node.Stop.
+func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if cfg.Name == "" {
 		return nil, fmt.Errorf("bridge: start node: Name is empty")
 	}
@@ -140,7 +140,7 @@ func StartNode(cfg NodeConfig) (*Node, error) {
 	if err := sys.RegisterTypes(cfg.Types...); err != nil {
 		return fail(err)
 	}
-	if n.Remote, err = remote.Start(sys, cfg.Remote); err != nil {
+	if n.Remote, err = remote.Start(ctx, sys, cfg.Remote); err != nil {
 		return fail(err)
 	}
 	if !cfg.Native {

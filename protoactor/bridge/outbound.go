@@ -190,7 +190,7 @@ func (b *Bridge) sendSystem(r *remoteProcess, pid *actor.PID, message any) {
 // forgetWatching drops the record of local watcher watching watchee at a
 // (an Unwatch).
 func (b *Bridge) forgetWatching(a nodeAddr, watcher, watchee string) {
-	key := peerKey{a.node, a.inc}
+	key := a.peerKey()
 	if a.inc == 0 {
 		s := b.sessions.get(a.node)
 		s.mu.Lock()
@@ -204,4 +204,4 @@ func (b *Bridge) forgetWatching(a nodeAddr, watcher, watchee string) {
 	}
 }
 
-func (a nodeAddr) peerKey() peerKey { return peerKey{a.node, a.inc} }
+func (a nodeAddr) peerKey() peerKey { return peerKey(a) }

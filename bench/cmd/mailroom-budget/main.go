@@ -23,7 +23,7 @@ func run() error {
 	rows := flag.Int("rows", 14, "buckets shown per profile; the rest are summed in one row")
 	flag.Parse()
 	if *msgs <= 0 || flag.NArg() == 0 {
-		return fmt.Errorf("usage: mailroom-budget -msgs N PROFILE...")
+		return fmt.Errorf("usage: mailroom-budget -msgs N PROFILE [PROFILE ...]")
 	}
 	type col struct {
 		name  string

@@ -34,7 +34,7 @@ var _ panode.Remote = (*node)(nil)
 // types, its cookie, every default of mailroom, its pool and the bridge.
 func start(name, peer string, seeds []string) (*node, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := bridge.StartNode(bridge.NodeConfig{
+	n, err := bridge.StartNode(context.Background(), bridge.NodeConfig{
 		Name:   name,
 		Remote: remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds},
 		Types:  benchpb.Types(),

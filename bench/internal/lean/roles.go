@@ -89,7 +89,7 @@ func RunReceiver(cfg nodeapi.Config) error {
 			go func() {
 				defer readers.Done()
 				defer c.Close()
-				if err := read(c, typ.New, mb, &bytesIn); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, ErrClosed) {
+				if err := read(c, typ.New, mb, &bytesIn); !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, ErrClosed) {
 					fail(err)
 				}
 			}()
@@ -129,7 +129,8 @@ func RunReceiver(cfg nodeapi.Config) error {
 }
 
 // read is a connection's reader: the frames of every read are decoded
-// into fresh messages and pushed to mb as one run.
+// into fresh messages and pushed to mb as one run. It returns when the
+// connection ends, never with a nil error: the error says why.
 func read(c net.Conn, fresh func() protoreflect.Message, mb *Mailbox, bytesIn *atomic.Int64) error {
 	fr := NewFrameReader(c, readBufBytes)
 	frames := make([][]byte, 0, 1024)

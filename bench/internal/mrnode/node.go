@@ -35,7 +35,7 @@ func start(name, peer string, s spec.Spec, seeds []string) (*base, error) {
 	if err := sys.RegisterTypes(benchpb.Types()...); err != nil {
 		return nil, err
 	}
-	node, err := remote.Start(sys, remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds})
+	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds})
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +61,7 @@ func PathReady(node *remote.Node, pools *proxypool.Manager, peer string) bool {
 	if pools == nil {
 		return true
 	}
-	info, err := pools.ConnectionInfo(peer)
-	return err == nil && info.Status == proxypool.Connected
+	return pools.ConnectionInfo(peer).Status == proxypool.Connected
 }
 
 // arm starts counting a phase's failures.

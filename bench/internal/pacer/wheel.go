@@ -81,7 +81,7 @@ func (w *Wheel) At(t time.Time, id int32) {
 	}
 	if tick-s.next >= w.span-1 {
 		s.mu.Unlock()
-		panic(fmt.Sprintf("pacer: %v ahead is beyond the wheel's horizon", t.Sub(time.Now())))
+		panic(fmt.Sprintf("pacer: %v ahead is beyond the wheel's horizon", time.Until(t)))
 	}
 	s.ring.add(tick, id)
 	s.mu.Unlock()

@@ -11,12 +11,6 @@ import (
 func itoa(i int) string     { return strconv.Itoa(i) }
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 func key(p Point) string    { return p.Key() }
-func pct(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
-}
 
 // Medians returns, for every point key in order of first appearance, the
 // round whose achieved rate is the median of that point's rounds.

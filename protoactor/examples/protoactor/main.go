@@ -51,7 +51,7 @@ func quiet() *slog.Logger {
 
 // billing is the child: a protoactor actor named "billing".
 func billing() error {
-	node, err := bridge.StartNode(bridge.NodeConfig{Name: "billing", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
+	node, err := bridge.StartNode(context.Background(), bridge.NodeConfig{Name: "billing", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func billing() error {
 
 // orders is the parent.
 func orders() error {
-	node, err := bridge.StartNode(bridge.NodeConfig{Name: "orders", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
+	node, err := bridge.StartNode(context.Background(), bridge.NodeConfig{Name: "orders", Remote: remote.Config{Cookie: cookie}, Types: types(), Logger: quiet()})
 	if err != nil {
 		return err
 	}

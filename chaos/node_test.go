@@ -1,3 +1,5 @@
+//go:build chaos
+
 package chaos
 
 import (
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -203,7 +206,7 @@ func report(sys *actor.System, n *remote.Node, ctr *Counters, sinks int) {
 		ctr.Store(Received, int64(n.Stats().Received))
 		var queued int64
 		for _, pid := range pids {
-			queued += int64(max(sys.MailboxLen(pid), 0))
+			queued += int64(max(actorhooks.MailboxLen(sys, pid), 0))
 		}
 		ctr.Store(Queued, queued)
 		if tick%10 == 0 {

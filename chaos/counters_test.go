@@ -31,9 +31,9 @@ const (
 	// (every 100 ms).
 	Goroutines
 	Resident
-	// Received: messages the node's remote layer received (Stats.Received),
-	// and Queued: messages waiting in its sinks' mailboxes; both reported
-	// every 10 ms.
+	// Received: messages the node's remote layer read from its links,
+	// delivered or not (remote.Stats.Received), and Queued: messages
+	// waiting in its sinks' mailboxes; both reported every 10 ms.
 	Received
 	Queued
 	// CallsEnded, CallsNodeDown, CallsOther: calls started by spawn_calls

@@ -1,0 +1,24 @@
+package actor
+
+import "github.com/mailroom-go/mailroom/internal/hooks"
+
+// What the actor core offers mailroom's own packages and nobody else
+// (transports, the supervisor, test harnesses): internal/actorhooks gives
+// them these, typed and documented; a user never sees them.
+func init() {
+	hooks.SetTransport = (*System).setTransport
+	hooks.DeliverLocal = (*System).deliverLocal
+	hooks.DeliverNamed = (*System).deliverNamed
+	hooks.DeliverRun = (*System).deliverRun
+	hooks.Inject = (*System).inject
+	hooks.WatchLocal = (*System).watchLocal
+	hooks.UnwatchLocal = (*System).unwatchLocal
+	hooks.NotifyTerminated = (*System).notifyLocal
+	hooks.CastLocal = (*System).castLocal
+	hooks.Function = (*System).function
+	hooks.RunHandler = (*System).runHandler
+	hooks.DeadLetter = (*System).deadLetter
+	hooks.NewFuture = (*System).newFuture
+	hooks.MailboxLen = (*System).mailboxLen
+	hooks.RestartProps = (*Props).asRestartOf
+}

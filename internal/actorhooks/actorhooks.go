@@ -1,0 +1,114 @@
+package actorhooks
+
+import (
+	"context"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/future"
+	"github.com/mailroom-go/mailroom/internal/hooks"
+	"google.golang.org/protobuf/proto"
+)
+
+// Transport carries the operations of a System whose target is on another
+// node. The remote package implements it and attaches itself with
+// SetTransport; a System without one answers ErrUnreachable for every
+// other node.
+//
+// Methods are called concurrently from any goroutine. sender identifies
+// the caller (an actor, a Sender handle, or zero for the system's root
+// handle): one sender's messages to one target keep their order. Send and
+// Cast may wait while a link is dialed or full; Request and Call block
+// until answered, ctx ends, or liveness fails them. Watch asks for
+// Terminated at the local watcher when the remote target ends or its node
+// incarnation leaves; NotifyTerminated tells a remote watcher that a
+// local actor ended.
+//
+// It is an alias of an interface literal, identical to the one package
+// actor declares, so the hook's function type matches across the two
+// packages.
+type Transport = interface {
+	Send(sender, to actor.PID, msg any) error
+	SendNamed(sender actor.PID, node, name string, msg any) error
+	Request(ctx context.Context, sender, to actor.PID, msg any) (any, error)
+	RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error)
+	Cast(sender actor.PID, node, fn string, arg proto.Message) error
+	Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error)
+	Watch(watcher, target actor.PID)
+	Unwatch(watcher, target actor.PID)
+	NotifyTerminated(watcher, pid actor.PID, reason error)
+}
+
+var (
+	// SetTransport attaches t as sys's transport to other nodes; nil
+	// detaches it.
+	SetTransport = hooks.SetTransport.(func(sys *actor.System, t Transport))
+
+	// DeliverLocal hands a message from another node to the local actor
+	// to. r, when not nil, receives the answer. A stale incarnation or a
+	// dead actor is ErrNoProcess; the caller answers the sender. ctx bounds
+	// a wait for room in a bounded Block mailbox.
+	DeliverLocal = hooks.DeliverLocal.(func(sys *actor.System, ctx context.Context, sender, to actor.PID, msg any, r actor.Replier) error)
+
+	// DeliverNamed is DeliverLocal to the local actor registered as name.
+	DeliverNamed = hooks.DeliverNamed.(func(sys *actor.System, ctx context.Context, sender actor.PID, name string, msg any, r actor.Replier) error)
+
+	// DeliverRun queues msgs, in order, for one local actor: the one
+	// registered as name when name is not empty, else to; senders[i] is
+	// msgs[i]'s sender. One lookup and one mailbox lock for the whole run
+	// (more only while a bounded Block mailbox makes it wait for room; ctx
+	// bounds that wait). It returns how many were queued, and why the rest
+	// were not (ErrNoProcess, ErrMailboxFull, ctx's error): the caller
+	// accounts for msgs[n:].
+	DeliverRun = hooks.DeliverRun.(func(sys *actor.System, ctx context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (n int, err error))
+
+	// Inject queues msg for the local actor to, ignoring its mailbox
+	// bound: for a layer's own traffic that must not wait (replies through
+	// a proxy, a proxy's wake-ups), whose volume is bounded elsewhere.
+	// ErrNoProcess if it is gone.
+	Inject = hooks.Inject.(func(sys *actor.System, to actor.PID, msg any) error)
+
+	// WatchLocal registers watcher (local or remote) on the local actor
+	// target; if target is gone, watcher is told at once with
+	// ErrNoProcess. For a transport relaying a remote watch.
+	WatchLocal = hooks.WatchLocal.(func(sys *actor.System, watcher, target actor.PID))
+
+	// UnwatchLocal cancels a watch on the local actor target.
+	UnwatchLocal = hooks.UnwatchLocal.(func(sys *actor.System, watcher, target actor.PID))
+
+	// NotifyTerminated delivers Terminated{pid, reason} to the local actor
+	// watcher, if it still watches pid (a remote actor ended, or its node
+	// incarnation left).
+	NotifyTerminated = hooks.NotifyTerminated.(func(sys *actor.System, watcher, pid actor.PID, reason error))
+
+	// CastLocal runs the local function fn in its own goroutine, with ctx
+	// as its context. done, when not nil, is called once the cast has
+	// ended, or at once when it does not start (no such function, the
+	// system stops: a dead letter). It reports whether the function
+	// started. For a transport replaying a remote cast.
+	CastLocal = hooks.CastLocal.(func(sys *actor.System, ctx context.Context, fn string, arg proto.Message, done func()) (started bool))
+
+	// Function returns the handler registered as name.
+	Function = hooks.Function.(func(sys *actor.System, name string) (actor.Handler, bool))
+
+	// RunHandler runs h once on the calling goroutine, turning its error
+	// into a *RemoteError and a panic into a *PanicError, and skipping it
+	// (not executed: ErrDeadlineExceeded) when ctx's deadline has already
+	// passed.
+	RunHandler = hooks.RunHandler.(func(sys *actor.System, ctx context.Context, op, fn string, h actor.Handler, arg proto.Message) (proto.Message, error))
+
+	// DeadLetter records a message that will never be delivered: counted,
+	// and offered to SubscribeDeadLetters' subscribers.
+	DeadLetter = hooks.DeadLetter.(func(sys *actor.System, to, sender actor.PID, msg any, reason error))
+
+	// NewFuture returns a future whose late replies sys counts
+	// (System.LateReplies).
+	NewFuture = hooks.NewFuture.(func(sys *actor.System) *future.Future)
+
+	// MailboxLen is the number of user messages waiting (not yet
+	// processed) in the local actor pid's mailbox, or -1 if it is gone.
+	MailboxLen = hooks.MailboxLen.(func(sys *actor.System, pid actor.PID) int)
+
+	// RestartProps returns a copy of p whose instance first receives r:
+	// for a supervisor replacing a child.
+	RestartProps = hooks.RestartProps.(func(p *actor.Props, r actor.Restarting) *actor.Props)
+)
