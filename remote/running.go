@@ -77,15 +77,3 @@ func (r *runningCalls) cancelAll(close bool) {
 		}
 	}
 }
-
-// count is the number of calls running now.
-func (r *runningCalls) count() int {
-	n := 0
-	for i := range r.shards {
-		s := &r.shards[i]
-		s.mu.Lock()
-		n += len(s.m)
-		s.mu.Unlock()
-	}
-	return n
-}
