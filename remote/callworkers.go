@@ -28,7 +28,8 @@ type workerPool struct {
 	idle   []*worker  // parked, the last parked last
 	closed bool
 
-	busy    atomic.Int64   // workers running a call
+	busy    atomic.Int64   // workers running a task
+	calls   atomic.Int64   // of them, running an inbound call
 	started atomic.Uint64  // workers started so far
 	wg      sync.WaitGroup // every worker
 }
@@ -45,7 +46,7 @@ type worker struct {
 
 // run starts c on a parked worker, or on a new one.
 func (wp *workerPool) run(c task) {
-	wp.busy.Add(1)
+	wp.begin(c)
 	wp.mu.Lock()
 	if k := len(wp.idle); k > 0 {
 		w := wp.idle[k-1]
@@ -65,12 +66,12 @@ func (wp *workerPool) run(c task) {
 // adopt makes the calling goroutine a worker: it runs c, then parks like
 // any other (a link's first reader, which handed its role on).
 func (wp *workerPool) adopt(c task) {
-	wp.busy.Add(1)
+	wp.begin(c)
 	wp.mu.Lock()
 	if wp.closed {
 		wp.mu.Unlock()
 		c.run()
-		wp.busy.Add(-1)
+		wp.end(c)
 		return
 	}
 	wp.wg.Add(1)
@@ -82,9 +83,24 @@ func (wp *workerPool) loop(w *worker, c task) {
 	defer wp.wg.Done()
 	for c != nil {
 		c.run()
-		wp.busy.Add(-1)
+		wp.end(c)
 		c = wp.park(w)
 	}
+}
+
+// begin and end count a task running.
+func (wp *workerPool) begin(t task) {
+	wp.busy.Add(1)
+	if _, ok := t.(*inboundCall); ok {
+		wp.calls.Add(1)
+	}
+}
+
+func (wp *workerPool) end(t task) {
+	if _, ok := t.(*inboundCall); ok {
+		wp.calls.Add(-1)
+	}
+	wp.busy.Add(-1)
 }
 
 // park puts w back in the pool and waits for its next task; nil when it
@@ -124,10 +140,11 @@ func (wp *workerPool) sweep() {
 	}
 }
 
-// close ends the parked workers, and each busy one once its call is
-// done. When none is busy it waits for them all to end; calls still
-// running (a handler that outlived the node's stop) keep theirs until
-// they return.
+// close ends the parked workers, and each busy one once its task is
+// done. The node calls it once every link has ended (so no worker holds
+// a reader role but on its way out); when no call runs it waits for every
+// worker to end. Calls still running (a handler that outlived the node's
+// stop) keep their workers until they return.
 func (wp *workerPool) close() {
 	wp.mu.Lock()
 	wp.closed = true
@@ -136,7 +153,7 @@ func (wp *workerPool) close() {
 	}
 	wp.idle = nil
 	wp.mu.Unlock()
-	if wp.busy.Load() == 0 {
+	if wp.calls.Load() == 0 {
 		wp.wg.Wait()
 	}
 }

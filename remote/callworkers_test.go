@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
@@ -130,4 +131,50 @@ func TestALoneCallRunsOnItsReader(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, b.workers.started.Load(), started+2, "lone calls hand the reader role between the same few goroutines")
+}
+
+// A node's stop is bounded by its ctx even while a call it took runs on
+// (here a lone call, run on the goroutine that read it): the stop gives
+// up on it with an error; the call's worker ends when the handler does.
+func TestStopIsNotHeldByARunningCall(t *testing.T) {
+	net := memnet.New()
+	bsys, err := actor.Start(actor.Config{Name: "b", Logger: actor.DiscardLogger()})
+	require.NoError(t, err)
+	require.NoError(t, bsys.RegisterTypes(&testpb.Echo{}))
+	entered, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, bsys.Register("stuck", func(context.Context, proto.Message) (proto.Message, error) {
+		close(entered)
+		<-release
+		return &testpb.Echo{}, nil
+	}))
+	require.NoError(t, bsys.Register("quick", func(context.Context, proto.Message) (proto.Message, error) {
+		return &testpb.Echo{}, nil
+	}))
+	b, err := Start(context.Background(), bsys, Config{Cookie: testCookie, Network: net})
+	require.NoError(t, err)
+	asys, a, _ := startNode(t, "a", Config{Network: net, Seeds: []string{"b=" + b.Addr()}})
+	require.NoError(t, a.Connect(context.Background(), "b", ""))
+	// The first lone call moves the reader role to a worker, which then
+	// runs the stuck one.
+	_, err = asys.Call(context.Background(), "b", "quick", &testpb.Echo{})
+	require.NoError(t, err)
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := asys.Call(context.Background(), "b", "stuck", &testpb.Echo{})
+		callErr <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- bsys.Stop(ctx) }()
+	select {
+	case err := <-stopped:
+		require.Error(t, err, "the stop says a call was still running")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stop waited for the running call beyond its ctx")
+	}
+	close(release)
+	require.Error(t, <-callErr, "its node stopped under it")
+	waitFor(t, "the call's worker ended", func() bool { return b.workers.count() == 0 })
 }

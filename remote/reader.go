@@ -36,10 +36,14 @@ func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
 	}
 }
 
-// run holds the role on a worker.
+// run holds the role on a worker; a lone call it hands back runs on
+// that worker next (counted as a call: see workerPool.close).
 func (r *linkReader) run() {
 	if c := r.read(); c != nil {
+		wp := &r.l.node.workers
+		wp.calls.Add(1)
 		c.run()
+		wp.calls.Add(-1)
 	}
 }
 
