@@ -357,10 +357,19 @@ func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
 		// The incarnation guard: a reply goes into a pool only if the pool
 		// belongs to the incarnation that made the call.
 		if pool.inc == p.inc {
-			// Alone: no other call of its peer runs here (nor waits to
-			// hand its reply on).
-			alone := t != nil && t.a.inflight() == 1
-			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t, alone)
+			// A call's reply may be written by its worker, when the proxy
+			// is idle, at once when no other call of its peer runs here
+			// (nor waits to hand its reply on). Not a request's: an
+			// actor answers it, and must not wait in a write.
+			own := ownNever
+			switch {
+			case t == nil:
+			case t.a.inflight() == 1:
+				own = ownAlone
+			default:
+				own = ownCrowd
+			}
+			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t, own)
 			if err == nil {
 				pool.stats.Replies.Add(1)
 				n.stats.repliesPooled.Add(1)

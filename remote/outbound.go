@@ -56,7 +56,7 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			if wantInc != 0 && pool.inc != wantInc {
 				return actor.NewError(op, node, wantInc, tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, node, pool.inc))
 			}
-			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil, false)
+			err := pool.enqueue(pool.shard(senderKey(sender)), el, nil, false, nil, ownNever)
 			if err == nil {
 				n.stats.sendsPooled.Add(1)
 				return nil
@@ -154,7 +154,19 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			if !ok {
 				return nil, actor.NewError(op, node, p.inc, tg.String(), actor.ErrNotSent)
 			}
-			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil, alone); err != nil {
+			// A caller whose ctx can end must not wait in a write the
+			// kernel holds (a peer that stopped reading): its proxy
+			// writes. One whose ctx never ends waits for the reply or
+			// liveness anyway, and may write its own call.
+			own := ownNever
+			switch {
+			case ctx.Done() != nil:
+			case alone:
+				own = ownAlone
+			default:
+				own = ownCrowd
+			}
+			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil, own); err != nil {
 				p.takePending(el.ID)
 				if !errors.Is(err, errPathClosed) {
 					n.countBad(err)

@@ -76,6 +76,15 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	require.Equal(t, int64(1), wakes.Load(), "calls into an idle queue wake no proxy")
 	require.Equal(t, b0+20, stats.Batches.Load(), "each written alone")
 
+	// A caller whose ctx can end never waits in a write: its proxy writes.
+	for range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := asys.Call(ctx, "b", "echo", &testpb.Echo{Text: "x"})
+		cancel()
+		require.NoError(t, err)
+	}
+	require.Greater(t, wakes.Load(), int64(1), "calls with a ctx that can end wake the proxy")
+
 	const crowd = 200
 	m0, b1 := stats.Messages.Load(), stats.Batches.Load()
 	var wg sync.WaitGroup

@@ -296,13 +296,24 @@ func (pl *Pool) callShard(sender actor.PID, id uint64) int {
 	return pl.shard(senderKey(sender))
 }
 
+// How a push may write (ownWrite): a call or a reply that finds its
+// proxy idle can be written by its own goroutine, which waits for the
+// other side anyway, instead of waking the proxy's.
+type ownWrite uint8
+
+const (
+	ownNever ownWrite = iota // the proxy writes (sends, casts, and what must not wait in a write)
+	ownCrowd                 // may write, after letting the goroutines already runnable join
+	ownAlone                 // may write at once: nothing else is on its way (a lone caller)
+)
+
 // enqueue encodes el and queues it on proxy i (see shard and callShard).
 // force ignores the queue's bounds (replies). t, for a reply, is the
 // admission ticket of the call it answers (admission.go): given back
-// once the batch holding the reply is written or dropped. alone says no
-// other call or reply is on its way (a lone caller): written by its own
-// goroutine, it is written at once, with no yield to let others join.
-func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket, alone bool) error {
+// once the batch holding the reply is written or dropped. own says
+// whether this goroutine may write the proxy's turn itself when the
+// proxy is idle (PoolLink.flushOwned).
+func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket, own ownWrite) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
@@ -319,14 +330,10 @@ func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *tick
 		putBuf(s)
 		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.MaxFrameSize)
 	}
-	// A call, a request or a reply that finds its proxy idle is written by
-	// its own goroutine, which waits for the other side anyway (a send
-	// keeps going: its proxy writes).
-	mayWrite := el.Kind != KindSend && el.Kind != KindCast && link.open.Load()
-	own, err := q.pushWith(b, pc, force, t, mayWrite)
+	owned, err := q.pushWith(b, pc, force, t, own != ownNever && link.open.Load())
 	putBuf(s)
-	if own {
-		link.flushOwned(!alone)
+	if owned {
+		link.flushOwned(own == ownCrowd)
 	}
 	return err
 }
