@@ -118,6 +118,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
+	n.codecs.node = sys.Name()
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
