@@ -32,6 +32,7 @@ type Node struct {
 	disc   discovery.Provider
 
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
+	ready      readiness   // native links up, for WaitPeer (ready.go)
 
 	mu       sync.Mutex // protects following
 	slots    map[string]*slot
@@ -119,6 +120,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
 	n.codecs.node = sys.Name()
+	n.ready.install(n)
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
