@@ -90,13 +90,14 @@ func TestWaitPeerSeesARestart(t *testing.T) {
 	require.Equal(t, b.Incarnation, first.Incarnation)
 	b.Kill()
 	<-b.Exited()
-	_, err = an.WaitPeer(ctxT(t, 10*time.Second), "b")
-	for err == nil { // until a has seen the link close
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	eventually(t, "a saw the link to the killed b close", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
 		_, err = an.WaitPeer(ctx, "b")
-		cancel()
-	}
+		return err != nil
+	})
 	require.ErrorIs(t, err, context.DeadlineExceeded, "no link to a killed node")
+	require.ErrorContains(t, err, "connection refused", "the error says why: %v", err)
 
 	res := waitPeerAsync(ctxT(t, 30*time.Second), an, "b")
 	b2 := testnode.Start(t, testnode.Options{Name: "b"})
@@ -105,6 +106,16 @@ func TestWaitPeerSeesARestart(t *testing.T) {
 	require.NoError(t, r.err)
 	require.Equal(t, b2.Incarnation, r.info.Incarnation)
 	require.NotEqual(t, first.Incarnation, r.info.Incarnation)
+}
+
+// TestWaitPeerDialsASeed: a node listed by discovery (here a static
+// seed) is dialled by WaitPeer itself.
+func TestWaitPeerDialsASeed(t *testing.T) {
+	b := testnode.Start(t, testnode.Options{Name: "b"})
+	_, an := testnode.Local(t, testnode.Options{Name: "a", Seeds: []string{b.Seed()}})
+	info, err := an.WaitPeer(ctxT(t, 10*time.Second), "b")
+	require.NoError(t, err)
+	require.Equal(t, b.Incarnation, info.Incarnation)
 }
 
 // TestWaitPeerEndsWhenTheNodeStops: a waiter is released with
