@@ -286,3 +286,18 @@ func TestDeferredReplyIsRespond(t *testing.T) {
 		}[text])
 	}
 }
+
+// TestAnUnregisteredReplyTypeNamesTheCaller: the callee ran, and its
+// answer is of a type the caller never registered: the error names the
+// caller's node as the one lacking it.
+func TestAnUnregisteredReplyTypeNamesTheCaller(t *testing.T) {
+	s := newShop(t)
+	require.NoError(t, s.stock.RegisterTypes(&testpb.Unknown{}))
+	require.NoError(t, s.stock.Register("odd", func(context.Context, proto.Message) (proto.Message, error) {
+		return &testpb.Unknown{Text: "?"}, nil
+	}))
+	_, err := s.orders.Call(ctxT(t, 10*time.Second), "stock", "odd", &testpb.Echo{})
+	require.ErrorIs(t, err, actor.ErrBadMessage)
+	require.ErrorContains(t, err, `unregistered message type "mailroom.testpb.Unknown" on node orders`)
+	require.Equal(t, actor.Executed, actor.Outcome(err), "stock ran the call: %v", err)
+}

@@ -166,7 +166,7 @@ func TestRemoteErrorsKeepTheirOutcome(t *testing.T) {
 	require.NoError(t, sys.RegisterTypes(&testpb.Unknown{}))
 	_, err = sys.Call(ctx, "b", "echo", &testpb.Unknown{Text: "?"})
 	require.ErrorIs(t, err, actor.ErrBadMessage)
-	require.Contains(t, err.Error(), `unregistered message type "mailroom.testpb.Unknown"`)
+	require.Contains(t, err.Error(), `unregistered message type "mailroom.testpb.Unknown" on node b (register it with System.RegisterTypes on node b)`, "the error names the node that lacks the type")
 	require.Equal(t, actor.NotExecuted, actor.Outcome(err))
 	before := remoteDeadLetters(t, sys)
 	sys.SendNamed("b", "echo", &testpb.Unknown{Text: "?"})

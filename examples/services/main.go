@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"
 	"google.golang.org/protobuf/proto"
@@ -38,7 +38,7 @@ func child(args []string) {
 	name, version, dir := args[0], args[1], args[2]
 	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 	check(err)
-	check(sys.RegisterTypes(&testpb.Echo{}))
+	check(sys.RegisterTypes(&examplepb.Echo{}))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
 	svc, err := services.Start(context.Background(), n, services.Config{})
@@ -61,11 +61,11 @@ func search(node string, v services.Version, dir string) services.Service {
 	var mu sync.Mutex
 	fns := []services.Function{
 		{Name: "query", Idempotent: true, Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			q := arg.(*testpb.Echo).Text
+			q := arg.(*examplepb.Echo).Text
 			if q == "" {
 				return nil, actor.Reject("empty_query", "a query needs at least one word")
 			}
-			return &testpb.Echo{Text: fmt.Sprintf("results for %q", q), From: node + " v" + v.String()}, nil
+			return &examplepb.Echo{Text: fmt.Sprintf("results for %q", q), From: node + " v" + v.String()}, nil
 		}},
 		{Name: "index", Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
 			mu.Lock() // not idempotent: every run is recorded
@@ -75,14 +75,14 @@ func search(node string, v services.Version, dir string) services.Service {
 				return nil, err
 			}
 			defer f.Close()
-			_, err = f.WriteString(arg.(*testpb.Echo).Text + "\n")
+			_, err = f.WriteString(arg.(*examplepb.Echo).Text + "\n")
 			time.Sleep(time.Millisecond) // the work
-			return &testpb.Echo{From: node}, err
+			return &examplepb.Echo{From: node}, err
 		}},
 	}
 	if !v.Less(services.MustVersion("2.2.0")) {
 		fns = append(fns, services.Function{Name: "suggest", Idempotent: true, Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			return &testpb.Echo{Text: arg.(*testpb.Echo).Text + "ing", From: node}, nil
+			return &examplepb.Echo{Text: arg.(*examplepb.Echo).Text + "ing", From: node}, nil
 		}})
 	}
 	return services.Service{
@@ -98,7 +98,7 @@ func maint(node string) services.Service {
 		{Name: "rebuild", Handler: func(ctx context.Context, _ proto.Message) (proto.Message, error) {
 			select {
 			case <-time.After(time.Minute):
-				return &testpb.Echo{From: node}, nil
+				return &examplepb.Echo{From: node}, nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -149,7 +149,7 @@ func parent() error {
 		return err
 	}
 	defer sys.Stop(context.Background())
-	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Echo{}); err != nil {
 		return err
 	}
 	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
@@ -184,7 +184,7 @@ func parent() error {
 		return err
 	}
 	search := svc.Ref("search", services.Major(2))
-	q := func(s string) proto.Message { return &testpb.Echo{Text: s} }
+	q := func(s string) proto.Message { return &examplepb.Echo{Text: s} }
 
 	title("providers of search")
 	for _, p := range svc.Providers("search") {
@@ -271,13 +271,13 @@ func rolling(ctx context.Context, node *remote.Node, svc *services.Services, sea
 				}
 			}
 		}
-		res, err := search.Call(ctx, "index", &testpb.Echo{Text: fmt.Sprintf("doc-%04d", i)})
+		res, err := search.Call(ctx, "index", &examplepb.Echo{Text: fmt.Sprintf("doc-%04d", i)})
 		if err != nil {
 			failed++
 			fmt.Println("  failed:", err)
 			continue
 		}
-		served[res.(*testpb.Echo).From]++
+		served[res.(*examplepb.Echo).From]++
 	}
 	return served, failed, nil
 }
@@ -325,7 +325,7 @@ func show(res proto.Message, err error) {
 		fmt.Printf("         -> %s\n", actor.Outcome(err))
 		return
 	}
-	e := res.(*testpb.Echo)
+	e := res.(*examplepb.Echo)
 	fmt.Printf("  %s from %s\n", e.Text, e.From)
 }
 
