@@ -51,7 +51,7 @@
 // coordinator actor, a Temporary child of the patterns supervisor. The
 // coordinator spawns one caller actor per node it calls (its children,
 // so it watches them), feeds their results to the pattern's policy (a
-// synchronous state machine, policy.go) and answers the owner, the
+// synchronous state machine) and answers the owner, the
 // goroutine that made the group call, which waits on a Request to it.
 // Nothing is linked to the owner: when the owner is an actor, its
 // mailbox and its watches are left as they were.
