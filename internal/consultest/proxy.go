@@ -77,6 +77,8 @@ func Classify(method, path string) Kind {
 // held open.
 type Counts struct {
 	ByKind [numKinds]int64
+	// BytesByKind are the bytes of the agent's answers (bodies), by kind.
+	BytesByKind [numKinds]int64
 	// WatchOpen is how many watch queries are open now; WatchOpenMax the
 	// most that were open at once. A node that keeps one blocking watch
 	// whatever the cluster size never has more than one open.
@@ -118,6 +120,7 @@ func (c Counts) Sub(earlier Counts) Counts {
 	d := c
 	for i := range d.ByKind {
 		d.ByKind[i] -= earlier.ByKind[i]
+		d.BytesByKind[i] -= earlier.BytesByKind[i]
 	}
 	return d
 }
@@ -129,6 +132,7 @@ func (c Counts) Add(o Counts) Counts {
 	s := c
 	for i := range s.ByKind {
 		s.ByKind[i] += o.ByKind[i]
+		s.BytesByKind[i] += o.BytesByKind[i]
 	}
 	s.WatchOpen += o.WatchOpen
 	s.WatchOpenMax = max(c.WatchOpenMax, o.WatchOpenMax)
@@ -163,6 +167,7 @@ type Proxy struct {
 	tr  *http.Transport
 
 	byKind       [numKinds]atomic.Int64
+	bytesByKind  [numKinds]atomic.Int64
 	watchOpen    atomic.Int64
 	watchOpenMax atomic.Int64
 
@@ -239,9 +244,25 @@ func (p *Proxy) count(next http.Handler) http.Handler {
 			}
 			defer p.watchOpen.Add(-1)
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(&countingWriter{ResponseWriter: w, n: &p.bytesByKind[k]}, r)
 	})
 }
+
+// countingWriter counts the body bytes written through it.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection (the reverse
+// proxy flushes through it).
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // enter counts a handler in, unless Close began.
 func (p *Proxy) enter() bool {
@@ -268,6 +289,7 @@ func (p *Proxy) Counts() Counts {
 	var c Counts
 	for i := range c.ByKind {
 		c.ByKind[i] = p.byKind[i].Load()
+		c.BytesByKind[i] = p.bytesByKind[i].Load()
 	}
 	c.WatchOpen = p.watchOpen.Load()
 	c.WatchOpenMax = p.watchOpenMax.Load()
