@@ -75,30 +75,6 @@ func pickTargets(names []string, k int, seed uint64) map[string][]string {
 	return out
 }
 
-// activePeers is, for every node, the peers it exchanges traffic with:
-// those it loads and those that load it (replies go back through the
-// caller's pool, so both ways count).
-func activePeers(targets map[string][]string) map[string]int {
-	peers := map[string]map[string]bool{}
-	add := func(a, b string) {
-		if peers[a] == nil {
-			peers[a] = map[string]bool{}
-		}
-		peers[a][b] = true
-	}
-	for n, ts := range targets {
-		for _, t := range ts {
-			add(n, t)
-			add(t, n)
-		}
-	}
-	out := make(map[string]int, len(targets))
-	for n := range targets {
-		out[n] = len(peers[n])
-	}
-	return out
-}
-
 func newCluster(cfg Config) (*cluster, error) {
 	c := &cluster{cfg: cfg, byName: map[string]*member{}}
 	names := make([]string, cfg.Nodes)

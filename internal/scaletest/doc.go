@@ -14,9 +14,8 @@
 //
 // # Running it
 //
-//	make test-scale                              # 8, 16 and 32 nodes; writes docs/SCALE.md
-//	scripts/scale.sh -scale.sizes=32             # one size
-//	scripts/scale.sh -scale.sizes=8 -scale.doc=  # without touching the docs
+//	make test-scale                  # 8, 16 and 32 nodes; rewrites docs/SCALE.md
+//	scripts/scale.sh -scale.sizes=32 # one size; the docs untouched (add -scale.doc=docs/SCALE.md)
 //
 // The test is behind the "scale" build tag (go test -tags scale
 // ./internal/scaletest); scripts/scale.sh runs it against a Consul dev

@@ -174,9 +174,10 @@ func WriteDoc(path string, runs []Result, command string) error {
 	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 |\n")
 	p("| heartbeats sent per second, when idle | ≈ 96,900 (one per idle link per second) | ≈ 1,000 |\n")
 	p("| Consul: TTL updates per second, cluster | 1,000 × %.1f = %.0f | same |\n", refresh, 1000*refresh)
-	p("| Consul: watch answers per membership change | 1,000 (every node's blocking query returns with the whole service list: ~1,000 entries × ~1 KB ≈ 1 MB each, ≈ 1 GB per change cluster-wide) | same |\n")
+	entry := last.WatchBytesPerEntry
+	p("| Consul: watch answers per membership change | 1,000 (every node's blocking query returns with the whole service list: 1,000 entries × %.0f bytes (measured here per entry, as the agent sent them: its HTTP answers are gzip-compressed when the client accepts it, as Go's does) ≈ %.2f MB each, ≈ %.2f GB per change cluster-wide) | same |\n", entry, 1000*entry/1e6, 1000*1000*entry/1e9)
 	p("| Consul requests per node per second, measured here at %d nodes | %.2f | |\n\n", last.Nodes, perNodeReq)
-	p("So at 1,000 nodes eager pools are out of the question (links and fds per node grow with the cluster times the cores), and the Consul load is dominated by the watch answers on every change, not by the TTL updates: a restart wave of 50 nodes is ~100 membership changes, ≈ 100 GB of answers across the cluster. What the design needs there: lazy pools (links by active peers), idle native links closed, and a watch that carries only what changed (Consul's blocking query returns the whole list; a per-node filter or a gossip layer between the agents and the nodes would be needed).\n")
+	p("So at 1,000 nodes eager pools are out of the question: links and fds per node grow with the cluster times the cores. Lazy pools bring a node back to its active peers. Consul's load then is about %.0f TTL updates per second in steady state (small requests) and, on every membership change, 1,000 watch answers carrying the whole member list; a restart wave of 50 nodes is ~100 changes (down, then up), ≈ %.0f GB of answers across the cluster in a few seconds. Beyond that size the watch should carry only what changed (Consul's blocking query returns the whole list) or the nodes should share one watch per host.\n", 1000*refresh, 100*1000*1000*entry/1e9)
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/consultest"
 )
 
 // Config is one run of the scale test: one cluster size.
@@ -87,6 +89,9 @@ type Result struct {
 	ConsulReqPerS   float64 `json:"consul_req_per_s"`
 	ConsulBytesPerS float64 `json:"consul_bytes_per_s"`
 	WatchesOpenMax  int64   `json:"watches_open_per_node_max"`
+	// WatchBytesPerEntry: the bytes of the blocking watch's answers in
+	// the steady window, over the answers and the members each lists.
+	WatchBytesPerEntry float64 `json:"watch_bytes_per_member_entry"`
 	// DetectMSMax: the latest any surviving node saw a killed
 	// incarnation gone, after the kill (target: TTL + 1 s).
 	DetectMSMax int64 `json:"detect_ms_max"`
@@ -174,6 +179,7 @@ func Run(cfg Config) (res Result, err error) {
 	}
 	cfg.Logf("scale: killing %d nodes", len(victims))
 	finals := map[string]Snapshot{} // the last report of every incarnation, by "node/inc"
+	consulKill := c.consul()
 	killAt := c.kill(victims)
 	for _, v := range victims {
 		if _, report := c.current(v); report != "" {
@@ -202,6 +208,11 @@ func Run(cfg Config) (res Result, err error) {
 		return res, fmt.Errorf("converging after the restart: %w", err)
 	}
 	res.ReconvergeMS = time.Since(t2).Milliseconds()
+	// The watch answers from the kill to the reconvergence list between
+	// Nodes-Kill and Nodes members: per entry, counted as Nodes.
+	if w := c.consul().Sub(consulKill); w.Of(consultest.KindWatch) > 0 {
+		res.WatchBytesPerEntry = float64(w.BytesByKind[consultest.KindWatch]) / float64(w.Of(consultest.KindWatch)) / float64(cfg.Nodes)
+	}
 	c.signal(victims, syscall.SIGUSR1)
 	watch(cfg.LoadFor)
 
@@ -269,18 +280,19 @@ func poll(deadline time.Time, ok func() bool) bool {
 // of every other one in ms as up.
 func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 	var missing string
+	var culprit *member
 	ok := poll(time.Now().Add(within), func() bool {
 		snaps := c.snapshots()
 		for _, m := range c.live() {
 			s, have := snaps[m.name]
 			if !have || s.Inc != m.inc {
-				missing = m.name + " has not reported yet"
+				missing, culprit = m.name+" has not reported yet", m.member
 				return false
 			}
 			for _, o := range ms {
 				inc, _ := c.current(o)
 				if o != m.member && s.Members[o.name] != inc {
-					missing = fmt.Sprintf("%s does not list %s/%s (lists %q)", m.name, o.name, inc, s.Members[o.name])
+					missing, culprit = fmt.Sprintf("%s does not list %s/%s (lists %q; what it saw of it: %+v)", m.name, o.name, inc, s.Members[o.name], seenOf(s, o.name)), o
 					return false
 				}
 			}
@@ -288,6 +300,13 @@ func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 		return true
 	})
 	if !ok {
+		if culprit != nil {
+			c.mu.Lock()
+			if ch := culprit.child; ch != nil {
+				missing += "\n" + culprit.name + "'s log:\n" + tail(ch.Stderr(), 15)
+			}
+			c.mu.Unlock()
+		}
 		return fmt.Errorf("not converged within %v: %s", within, missing)
 	}
 	return nil
@@ -323,6 +342,17 @@ func (c *cluster) awaitDetection(victims []*member, old map[string]string, killA
 		return nil, fmt.Errorf("detection not complete within %v: %s", within, missing)
 	}
 	return out, nil
+}
+
+// seenOf is what s's node saw of node's incarnations.
+func seenOf(s Snapshot, node string) []Seen {
+	var out []Seen
+	for _, x := range s.Seen {
+		if x.Node == node {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // seenDetected is when s's node saw node/inc gone (0: not yet).
