@@ -170,14 +170,13 @@ func (e *RemoteError) ErrorCode() string {
 
 // Is matches target by code when the original error is not available: a
 // Reject error with the same code, or a sentinel a rejection can mean
-// (ErrReplyType, and the context errors of a rejection from a node of an
-// earlier version).
+// (ErrReplyType).
 func (e *RemoteError) Is(target error) bool {
 	if e.Code == "" {
 		return false
 	}
 	if s := sentinelFor(target); s != nil {
-		return s.code == e.Code && (s.outcome == Executed || isContextErr(s.err))
+		return s.code == e.Code && s.outcome == Executed
 	}
 	c, ok := target.(Coded)
 	return ok && c.ErrorCode() == e.Code

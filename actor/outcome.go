@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -202,9 +201,4 @@ func trimAdvice(s string) string {
 		}
 		s = t
 	}
-}
-
-// isContextErr reports whether err is one of the context package's.
-func isContextErr(err error) bool {
-	return err == context.Canceled || err == context.DeadlineExceeded
 }

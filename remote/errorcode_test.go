@@ -68,8 +68,15 @@ func TestAReplyStatesOneOutcome(t *testing.T) {
 		require.Equal(t, tc.matches, errors.Is(err, tc.sentinel), "%s: %v", tc.code, err)
 		require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%s: %v", tc.code, err)
 	}
+	// A node of an earlier version rejects with its handler's ended ctx:
+	// read as this version sends it, may have executed.
+	err := replyError(&Element{Status: StatusRejected, Code: "context_deadline", Message: "context deadline exceeded"}, "call", p, "f")
+	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%v", err)
+
 	// A rejection coded like a runtime condition is a rejection.
-	err := replyError(&Element{Status: StatusRejected, Code: "unreachable", Message: "mine"}, "call", p, "f")
+	err = replyError(&Element{Status: StatusRejected, Code: "unreachable", Message: "mine"}, "call", p, "f")
 	require.Equal(t, actor.Executed, actor.Outcome(err))
 	require.NotErrorIs(t, err, actor.ErrUnreachable)
 	require.Equal(t, "unreachable", actor.ErrorCode(err))

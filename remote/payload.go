@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -115,6 +114,11 @@ const mayHaveSuffix = "~may"
 func replyError(el *Element, op string, p *peer, target string) error {
 	switch el.Status {
 	case StatusRejected:
+		if el.Code == ctxDeadlineCode || el.Code == ctxCanceledCode {
+			// A node of an earlier version rejects with its handler's
+			// ended ctx: read as a node of this version sends it.
+			return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: &wireReason{sentinel: actor.SentinelForCode(el.Code), text: el.Message}, Outcome: actor.MayHaveExecuted}
+		}
 		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: rejectionReason(el.Code)}
 	case StatusPanic:
 		return &actor.PanicError{Op: op, Node: p.name, Target: target, Value: el.Message}
@@ -142,16 +146,17 @@ func replyError(el *Element, op string, p *peer, target string) error {
 	return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: reason, Outcome: outcome}
 }
 
+// The codes of a handler's ended ctx (actor.ErrorCode).
+const (
+	ctxDeadlineCode = "context_deadline"
+	ctxCanceledCode = "context_canceled"
+)
+
 // rejectionReason is the sentinel a rejection's code can mean, for
-// errors.Is: actor.ErrReplyType, or a context error (a node of an earlier
-// version rejected with the handler's ctx.Err()). A code naming a
-// sentinel of another outcome means nothing here: a rejection ran.
+// errors.Is: actor.ErrReplyType. A code naming a sentinel of another
+// outcome means nothing here: a rejection ran.
 func rejectionReason(code string) error {
-	s := actor.SentinelForCode(code)
-	switch {
-	case s == nil:
-		return nil
-	case actor.Outcome(s) == actor.Executed, errors.Is(s, context.Canceled), errors.Is(s, context.DeadlineExceeded):
+	if s := actor.SentinelForCode(code); s != nil && actor.Outcome(s) == actor.Executed {
 		return s
 	}
 	return nil
