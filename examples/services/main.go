@@ -113,8 +113,10 @@ type proc struct {
 	in   interface{ Close() error }
 }
 
-// start runs a provider and links app to it.
-func start(ctx context.Context, node *remote.Node, name, version, dir string) (*proc, error) {
+// start runs a provider, links app to it and waits until app knows what
+// it provides. Each search provider is started with a version above every
+// earlier one's, so "a provider at least this version" is that one.
+func start(ctx context.Context, node *remote.Node, svc *services.Services, name, version, dir string) (*proc, error) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SERVICES_CHILD="+name+" "+version+" "+dir)
 	cmd.Stderr = os.Stderr
@@ -135,6 +137,13 @@ func start(ctx context.Context, node *remote.Node, name, version, dir string) (*
 		return nil, fmt.Errorf("node %s did not start: %w", name, err)
 	}
 	if err := node.Connect(ctx, name, strings.TrimSpace(addr)); err != nil {
+		return nil, err
+	}
+	service, want := "maint", services.Major(1)
+	if version != "maint" {
+		service, want = "search", services.AtLeast(version)
+	}
+	if _, err := svc.WaitProvider(ctx, service, want); err != nil {
 		return nil, err
 	}
 	return &proc{name: name, cmd: cmd, in: in}, nil
@@ -173,15 +182,12 @@ func parent() error {
 			p.stop()
 		}
 	}()
-	for _, nv := range [][2]string{{"search-a1", "2.1.0"}, {"search-b1", "2.1.0"}, {"search-legacy", "1.9.0"}, {"maint-1", "maint"}} {
-		p, err := start(ctx, node, nv[0], nv[1], dir)
+	for _, nv := range [][2]string{{"search-a1", "2.1.0"}, {"search-b1", "2.1.1"}, {"search-legacy", "1.9.0"}, {"maint-1", "maint"}} {
+		p, err := start(ctx, node, svc, nv[0], nv[1], dir)
 		if err != nil {
 			return err
 		}
 		procs[nv[0]] = p
-	}
-	if err := waitFor(ctx, func() bool { return len(svc.Providers("search")) == 3 && len(svc.Providers("maint")) == 1 }); err != nil {
-		return err
 	}
 	search := svc.Ref("search", services.Major(2))
 	q := func(s string) proto.Message { return &examplepb.Echo{Text: s} }
@@ -206,7 +212,7 @@ func parent() error {
 		_, err := svc.Call(ctx, "maint", services.Major(1), "rebuild", q("all"))
 		rebuild <- err
 	}()
-	if err := waitFor(ctx, func() bool { return len(svc.Pending()) == 1 }); err != nil {
+	if err := waitFor(ctx, func() bool { return len(svc.Pending()) == 1 }); err != nil { // the call is in flight
 		return err
 	}
 	_ = procs["maint-1"].cmd.Process.Kill() // dies mid-call
@@ -243,11 +249,8 @@ func rolling(ctx context.Context, node *remote.Node, svc *services.Services, sea
 	begin := make(chan struct{})
 	go func() {
 		<-begin
-		for _, pair := range [][2]string{{"search-a1", "search-a2"}, {"search-b1", "search-b2"}} {
-			p, err := start(ctx, node, pair[1], "2.2.0", dir)
-			if err == nil {
-				err = waitFor(ctx, func() bool { return listed(search.Providers(), pair[1]) })
-			}
+		for _, pair := range [][3]string{{"search-a1", "search-a2", "2.2.0"}, {"search-b1", "search-b2", "2.2.1"}} {
+			p, err := start(ctx, node, svc, pair[1], pair[2], dir)
 			if err != nil {
 				replaced <- err
 				return
@@ -280,15 +283,6 @@ func rolling(ctx context.Context, node *remote.Node, svc *services.Services, sea
 		served[res.(*examplepb.Echo).From]++
 	}
 	return served, failed, nil
-}
-
-func listed(ps []services.ProviderInfo, node string) bool {
-	for _, p := range ps {
-		if p.Node == node {
-			return true
-		}
-	}
-	return false
 }
 
 // duplicates counts ids recorded more than once across the providers.
@@ -331,7 +325,9 @@ func show(res proto.Message, err error) {
 
 func title(s string) { fmt.Printf("\n%s\n", s) }
 
-// waitFor polls cond until it holds or ctx ends.
+// waitFor polls cond until it holds or ctx ends: for a call to be in
+// flight, which no event announces (readiness has WaitPeer and
+// WaitProvider).
 func waitFor(ctx context.Context, cond func() bool) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
