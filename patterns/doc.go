@@ -40,7 +40,9 @@
 // the call. A node is unreachable when the call never got an answer from
 // it: actor.ErrUnreachable, actor.ErrNodeDown, actor.ErrNotSent, or its
 // caller actor ended before it reported (ErrCallerLost); see
-// IsUnreachable. Unreachable nodes are skipped, as if they were not in
+// IsUnreachable. A function that returns such an error from a call of
+// its own as-is (its downstream was unreachable: see actor.Handler) did
+// nothing, and its node counts as unreachable too. Unreachable nodes are skipped, as if they were not in
 // the list, unless the call has the UnreachableIsError option (ecall's
 // RpcErr), which makes them count as that node's error. CallAllWait lists
 // them among its rejects either way.

@@ -74,7 +74,10 @@
 //
 //	outcome of the attempt                          retried?
 //	not executed (lookup, ErrUnreachable,           yes, within the budget
-//	  ErrNotSent, ErrDraining, ErrNoFunction, ...)
+//	  ErrNotSent, ErrDraining, ErrNoFunction, ...,
+//	  a handler's actor.NotExecutedError, or a
+//	  not-executed error of a call it made,
+//	  returned as-is)
 //	may have executed (ErrNodeDown, the             only if the provider declared
 //	  provider's Deadline passed mid-call)            the function Idempotent
 //	executed (a rejection, a panic)                 never
