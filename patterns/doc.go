@@ -41,8 +41,9 @@
 // it: actor.ErrUnreachable, actor.ErrNodeDown, actor.ErrNotSent, or its
 // caller actor ended before it reported (ErrCallerLost); see
 // IsUnreachable. A function that returns such an error from a call of
-// its own as-is (its downstream was unreachable: see actor.Handler) did
-// nothing, and its node counts as unreachable too. Unreachable nodes are skipped, as if they were not in
+// its own as-is (its downstream was unreachable or went down; see
+// actor.Handler) passes that outcome on, and its node counts as
+// unreachable too. Unreachable nodes are skipped, as if they were not in
 // the list, unless the call has the UnreachableIsError option (ecall's
 // RpcErr), which makes them count as that node's error. CallAllWait lists
 // them among its rejects either way.
