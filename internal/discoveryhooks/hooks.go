@@ -1,0 +1,11 @@
+// Package discoveryhooks lets the remote layer hand its logger to a
+// discovery provider that was configured without one. discovery fills
+// the slot at init; nothing here is API.
+package discoveryhooks
+
+import "log/slog"
+
+// DefaultLogger gives provider p the logger l when its configuration set
+// none. discovery sets it at init; it does nothing for providers that do
+// not log.
+var DefaultLogger = func(p any, l *slog.Logger) {}
