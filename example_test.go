@@ -64,7 +64,7 @@ func Example_remote() {
 	orders, ordersNode := start("orders", "billing="+billingNode.Addr())
 	defer orders.Stop(ctx)
 	_ = orders.RegisterTypes(&wrapperspb.StringValue{})
-	peer, err := ordersNode.WaitPeer(ctx, "billing") // dials the seed; returns once the link is up
+	peer, err := ordersNode.WaitPeer(ctx, "billing") // returns once the link to the seed is up
 	fmt.Println(peer.Node, peer.Incarnation == billing.Incarnation(), err)
 
 	res, err := actor.CallAs[*wrapperspb.StringValue](ctx, orders, "billing", "charge", wrapperspb.Int64(250))
