@@ -21,4 +21,6 @@ func init() {
 	hooks.NewFuture = (*System).newFuture
 	hooks.MailboxLen = (*System).mailboxLen
 	hooks.RestartProps = (*Props).asRestartOf
+	hooks.SampleMailboxes = (*System).sampleMailboxes
+	hooks.Value = (*System).value
 }
