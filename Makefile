@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium demo-observer test-chaos test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent), the protoactor bridge module's tests, then the chaos suite without its soak
-test: vet fmt-check lint test-protoactor
+## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium, installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check lint chromium test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -20,6 +20,10 @@ test-chaos: vet fmt-check
 ## test-protoactor: the protoactor-go bridge (its own module, protoactor/): vet, gofmt check, every test with -race
 test-protoactor:
 	cd protoactor && $(GO) vet ./... && test -z "$$(gofmt -l .)" && $(GO) test -race -count=1 ./...
+
+## chromium: install Debian's chromium for the observer's browser test when it is missing (scripts/chromium.sh; under CI=true a failure fails)
+chromium:
+	scripts/chromium.sh
 
 ## test-short: the unit tests only, no Consul agent, no -race
 test-short:

@@ -36,6 +36,8 @@
 // "Authorization: Bearer <token>" header, the "X-Observer-Token" header or
 // the "token" query parameter (the page passes on the one in its own URL);
 // it is compared in constant time and a request without it gets 401.
+// Only the page's script and style under /static/, which hold no data,
+// are served without it.
 // Handler applies the same check when Token is set; without a token it
 // serves whoever reaches it, so mount it behind your own authentication.
 //

@@ -134,6 +134,9 @@ func (h *history) seen(p remote.PeerInfo) {
 		if in.State == "up" {
 			in.Linked = true
 		}
+		if in.Addr == "" {
+			in.Addr = p.Addr
+		}
 		return
 	}
 	in := h.add(k, p.Addr, time.Now())

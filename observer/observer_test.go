@@ -86,13 +86,16 @@ func TestServe(t *testing.T) {
 	}
 }
 
-// TestToken: with a token, every path wants it, by either header or the
-// query; a wrong one, an empty one or a prefix of it is refused.
+// TestToken: with a token, the page and every endpoint want it, by
+// either header or the query; a wrong one, an empty one or a prefix of it
+// is refused. The script and the style, which hold no data, do not.
 func TestToken(t *testing.T) {
 	a := startNode(t, "a")
 	srv := httptest.NewServer(Handler(a.n, Options{Token: "s3cret-token"}))
 	t.Cleanup(srv.Close)
-	for _, path := range []string{"/", "/api/snapshot", "/api/node", "/static/app.js"} {
+	code, _ := get(t, srv.URL+"/static/app.js")
+	require.Equal(t, http.StatusOK, code)
+	for _, path := range []string{"/", "/api/snapshot", "/api/node", "/api/trees"} {
 		for _, bad := range [][]string{nil, {"X-Observer-Token", "wrong"}, {"Authorization", "Bearer s3cret"}, {"Authorization", "Basic s3cret-token"}, {"X-Observer-Token", ""}} {
 			code, _ := get(t, srv.URL+path, bad...)
 			require.Equal(t, http.StatusUnauthorized, code, "%s %v", path, bad)

@@ -59,9 +59,9 @@ type TreeNode struct {
 	Name           string     `json:"name,omitempty"`
 	Supervisor     bool       `json:"supervisor,omitempty"`
 	Strategy       string     `json:"strategy,omitempty"`
-	Intensity      int        `json:"intensity,omitempty"`
+	Intensity      int        `json:"intensity"`
 	Period         string     `json:"period,omitempty"`
-	RecentRestarts int        `json:"recentRestarts,omitempty"`
+	RecentRestarts int        `json:"recentRestarts"`
 	Restart        string     `json:"restart,omitempty"` // the child's restart type
 	Restarts       int        `json:"restarts"`
 	Running        bool       `json:"running"`
@@ -170,6 +170,9 @@ func (o *observer) nodeInfo() NodeInfo {
 
 func (o *observer) members() Members {
 	for _, p := range o.node.Peers() {
+		if cur, ok := o.node.Peer(p.Node); ok && cur.Incarnation == p.Incarnation {
+			p.Addr = cur.Addr
+		}
 		o.hist.seen(p)
 	}
 	return o.hist.snapshot()
@@ -262,6 +265,9 @@ func (o *observer) peers() Peers {
 	self := o.node.System().Name()
 	byNode := map[string]*Peer{}
 	for _, p := range o.node.Peers() {
+		if cur, ok := o.node.Peer(p.Node); ok && cur.Incarnation == p.Incarnation {
+			p.Addr = cur.Addr
+		}
 		byNode[p.Node] = &Peer{
 			Node: p.Node, Linked: true, Incarnation: fmt.Sprintf("%x", p.Incarnation), Addr: p.Addr,
 			PoolWorkers: p.PoolWorkers, Draining: p.Draining,

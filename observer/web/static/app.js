@@ -57,7 +57,7 @@
     if (n.supervisor) {
       label.append("supervisor " + n.pid + (n.name ? " \"" + n.name + "\"" : ""));
       if (n.err) li.append(label, " ", el("span", { class: "err" }, n.err));
-      else li.append(label, el("span", { class: "muted" }, " " + n.strategy + ", " + n.recentRestarts + "/" + n.intensity + " restarts in " + n.period));
+      else li.append(label, el("span", { class: "muted" }, " " + n.strategy + ", " + (n.recentRestarts || 0) + "/" + n.intensity + " restarts in " + n.period));
     } else {
       label.append(n.running ? n.pid : "not running");
       if (n.name) label.append(" \"" + n.name + "\"");
