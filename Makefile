@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test chromium demo-observer test-chaos test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
 ## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium, installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
 test: vet fmt-check lint chromium test-protoactor
@@ -16,6 +16,10 @@ test: vet fmt-check lint chromium test-protoactor
 CHAOS_SOAK ?= 10m
 test-chaos: vet fmt-check
 	scripts/chaos.sh -chaos.soak=$(CHAOS_SOAK)
+
+## test-scale: 8, 16 and 32 nodes as OS processes with one Consul agent, a kill of 4 and their restart; one summary line per size; rewrites docs/SCALE.md (not part of make test)
+test-scale: vet
+	scripts/scale.sh
 
 ## test-protoactor: the protoactor-go bridge (its own module, protoactor/): vet, gofmt check, every test with -race
 test-protoactor:
