@@ -80,6 +80,11 @@ demo-services:
 demo-protoactor:
 	cd protoactor && $(GO) run ./examples/protoactor
 
+## demo-observer: the live view in the browser: three nodes (two child processes) under light load, one killed and restarted; prints the URL and runs until Ctrl-C (DEMO_ARGS="-for 20s" for a bounded run)
+DEMO_ARGS ?=
+demo-observer:
+	$(GO) run ./examples/observer $(DEMO_ARGS)
+
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:
 	$(GO) run ./examples/failover
