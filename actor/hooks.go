@@ -23,4 +23,5 @@ func init() {
 	hooks.RestartProps = (*Props).asRestartOf
 	hooks.SampleMailboxes = (*System).sampleMailboxes
 	hooks.Value = (*System).value
+	hooks.FailedOutcomes = (*System).failedOutcomes
 }

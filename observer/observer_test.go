@@ -268,6 +268,12 @@ func TestPanels(t *testing.T) {
 	getJSON(t, srv.URL+"/api/counters", &ctr)
 	require.GreaterOrEqual(t, ctr.Remote.CallsPooled+ctr.Remote.CallsNative, uint64(21))
 	require.Equal(t, 1, ctr.Remote.Pending)
+	_, err = a.sys.Call(ctxT(t), "b", "no_such_function", &testpb.Echo{})
+	require.ErrorIs(t, err, actor.ErrNoFunction)
+	eventually(t, "the failed call counted as not executed", func() bool {
+		getJSON(t, srv.URL+"/api/counters", &ctr)
+		return ctr.Failed.NotExecuted == 1 && ctr.Failed.MayHaveExecuted == 0
+	})
 
 	// The snapshot is shared within MinInterval: two quick reads agree.
 	var s1, s2 Snapshot

@@ -3,6 +3,7 @@ package observer
 import (
 	"context"
 	"fmt"
+	"github.com/mailroom-go/mailroom/actor"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +142,16 @@ type Counters struct {
 	LateReplies  uint64           `json:"lateReplies"`
 	CastFailures uint64           `json:"castFailures"`
 	Running      map[string]int64 `json:"running"` // inbound calls running now, by function
+	// Failed are the calls and requests made on this node that failed,
+	// by outcome (successes are not counted).
+	Failed Outcomes `json:"failed"`
+}
+
+// Outcomes count failed calls and requests by actor.Outcome.
+type Outcomes struct {
+	NotExecuted     uint64 `json:"notExecuted"`
+	MayHaveExecuted uint64 `json:"mayHaveExecuted"`
+	Executed        uint64 `json:"executed"` // the handler's rejection or panic
 }
 
 // collect takes every panel.
@@ -341,8 +352,12 @@ func (o *observer) pending() Pending {
 
 func (o *observer) counters() Counters {
 	sys := o.node.System()
+	f := actorhooks.FailedOutcomes(sys)
 	return Counters{
 		Remote: o.node.Stats(), DeadLetters: sys.DeadLetters(), LateReplies: sys.LateReplies(),
 		CastFailures: sys.CastFailures(), Running: o.node.Running(),
+		Failed: Outcomes{
+			NotExecuted: f[actor.NotExecuted], MayHaveExecuted: f[actor.MayHaveExecuted], Executed: f[actor.Executed],
+		},
 	}
 }

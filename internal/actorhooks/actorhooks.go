@@ -130,4 +130,11 @@ var (
 	// that belongs to one System, never to the package (the supervisor's
 	// registry of supervisors).
 	Value = hooks.Value.(func(sys *actor.System, key any, mk func() any) any)
+
+	// FailedOutcomes counts the calls and requests made on sys (Call,
+	// Request, RequestNamed, from any Caller) that returned an error, by
+	// actor.Outcome: indexed by actor.Execution (Executed: the handler's
+	// rejection or panic; NotExecuted; MayHaveExecuted). Counted on the
+	// error path only; successes are not counted here.
+	FailedOutcomes = hooks.FailedOutcomes.(func(sys *actor.System) [3]uint64)
 )

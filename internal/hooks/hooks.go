@@ -56,4 +56,7 @@ var (
 
 	// Value is a func(*actor.System, key any, mk func() any) any.
 	Value any
+
+	// FailedOutcomes is a func(*actor.System) [3]uint64.
+	FailedOutcomes any
 )

@@ -117,7 +117,11 @@
   }
 
   function counters(c) {
-    const kv = Object.assign({}, c.remote, {
+    const kv = Object.assign({
+      "Failed: not executed": c.failed.notExecuted,
+      "Failed: may have executed": c.failed.mayHaveExecuted,
+      "Failed: executed (rejected)": c.failed.executed,
+    }, c.remote, {
       DeadLetters: c.deadLetters, LateRepliesActor: c.lateReplies, CastFailures: c.castFailures,
     });
     const out = [];
