@@ -275,13 +275,14 @@ func TestPanels(t *testing.T) {
 		return ctr.Failed.NotExecuted == 1 && ctr.Failed.MayHaveExecuted == 0
 	})
 
-	// The snapshot is shared within MinInterval: two quick reads agree.
-	var s1, s2 Snapshot
-	getJSON(t, srv.URL+"/api/snapshot", &s1)
-	getJSON(t, srv.URL+"/api/snapshot", &s2)
-	if time.Since(s1.At) < 200*time.Millisecond {
-		require.True(t, s1.At.Equal(s2.At) || s2.At.After(s1.At))
-	}
+	// A snapshot is shared within MinInterval, and a new one taken after.
+	o := Handler(a.n, Options{MinInterval: time.Hour}).(*observer)
+	s1 := o.snapshot(ctxT(t))
+	require.Same(t, s1, o.snapshot(ctxT(t)), "shared within MinInterval")
+	o.mu.Lock()
+	o.last.At = o.last.At.Add(-2 * time.Hour)
+	o.mu.Unlock()
+	require.NotSame(t, s1, o.snapshot(ctxT(t)), "taken again once older")
 }
 
 // TestBounds: the lists a client reads are capped: top actors, tree

@@ -90,7 +90,7 @@
         el("td", { class: "batches" }, pool ? pool.batches : ""),
         el("td", {}, pool ? pool.meanBatch.toFixed(1) : ""),
         el("td", {}, pool ? hist(pool.hist, "small") : ""),
-        el("td", {}, pool ? pool.queueDepth + " (" + pool.queueBytes + " B)" : ""),
+        el("td", {}, pool ? pool.queueDepth + " / " + pool.queueBytes + " B" : ""),
         el("td", {}, pool ? pool.deadLetters : ""),
       );
     }));
