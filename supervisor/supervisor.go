@@ -106,6 +106,9 @@ func (s *supervisor) init(c *actor.Context) {
 	}
 	s.spec = s.spec.withDefaults()
 	s.log = c.Logger()
+	if s.spec.Logger != nil {
+		s.log = s.spec.Logger.With("pid", c.Self().String())
+	}
 	s.byID = make(map[string]*child, len(s.spec.Children))
 	s.byPID = make(map[actor.PID]*child, len(s.spec.Children))
 	s.restarts = restartWindow{intensity: s.spec.Intensity, period: s.spec.Period, now: s.spec.now}
