@@ -26,6 +26,8 @@ type PoolLink struct {
 	q     proxyQueue
 	hold  func()      // test hook: called before each write
 	open  atomic.Bool // the fence of its pool has been passed
+	// fenceWait: Flush waits for the fence (tests read it).
+	fenceWait atomic.Bool
 
 	fmu   sync.Mutex  // serialises turns: protects following
 	taken []*batchBuf // the batches of the current turn
@@ -122,10 +124,13 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 func (pl *PoolLink) Flush() (more bool, err error) {
 	if !pl.open.Load() {
 		// The native path delivers what it holds first (barrier.go).
+		pl.fenceWait.Store(true)
 		select {
 		case <-pl.l.peer.fence():
+			pl.fenceWait.Store(false)
 			pl.open.Store(true)
 		case <-pl.l.closedCh:
+			pl.fenceWait.Store(false)
 			return false, errLinkClosed
 		}
 	}

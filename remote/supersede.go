@@ -130,6 +130,7 @@ func (l *link) awaitFenced(ids []uint64) {
 	if len(olds) == 0 {
 		return
 	}
+	l.node.stats.fenceWaits.Add(1)
 	l.dispatching.Store(true) // waiting on ourselves, not on the peer
 	defer l.dispatching.Store(false)
 	window := l.node.cfg.window()
