@@ -149,6 +149,14 @@ type handPool struct {
 
 func startHandPool(t *testing.T, asys *actor.System, a *Node, node string) *handPool {
 	t.Helper()
+	h := dialHandPool(t, a, node)
+	h.publish(t, asys, a, node)
+	return h
+}
+
+// dialHandPool dials the pool's link and starts its owner.
+func dialHandPool(t *testing.T, a *Node, node string) *handPool {
+	t.Helper()
 	ctx := context.Background()
 	info, ok := a.Peer(node)
 	require.True(t, ok)
@@ -186,9 +194,30 @@ func startHandPool(t *testing.T, asys *actor.System, a *Node, node string) *hand
 			a.Unpublish(h.pool, errors.New("test over"))
 		}
 	})
-	h.pool, err = a.Publish(node, info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, PoolOptions{Links: []*PoolLink{pl}})
-	require.NoError(t, err)
 	return h
+}
+
+// publish publishes the pool of h's link.
+func (h *handPool) publish(t *testing.T, asys *actor.System, a *Node, node string) {
+	t.Helper()
+	pool, err := a.Publish(node, h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, PoolOptions{Links: []*PoolLink{h.pl}})
+	require.NoError(t, err)
+	h.pool = pool
+}
+
+// drain stops the owner, writes what the link's queue holds and
+// half-closes it, as a proxy whose pool was torn down does.
+func (h *handPool) drain(t *testing.T) {
+	t.Helper()
+	h.halt()
+	for {
+		more, err := h.pl.Flush()
+		require.NoError(t, err)
+		if !more {
+			break
+		}
+	}
+	h.pl.Finish()
 }
 
 // halt stops the owner goroutine.
@@ -244,15 +273,7 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	// pool link goes on the native link; the owner writes what is left
 	// (nothing) and half-closes the link (held too).
 	a.Unpublish(h.pool, errors.New("test: connection stopped"))
-	h.halt()
-	for {
-		more, err := h.pl.Flush()
-		require.NoError(t, err)
-		if !more {
-			break
-		}
-	}
-	h.pl.Finish()
+	h.drain(t)
 
 	s.SendNamed("b", "order", &testpb.Echo{N: 4})
 	waitFor(t, "b waits on the fence (or wrongly delivered 4)", func() bool { return b.Stats().FenceWaits == 1 || sink.has(4) })
@@ -261,5 +282,72 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	pconn.Release()
 	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
 	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
+	require.Zero(t, b.Stats().FenceTimeouts)
+}
+
+// (fix) The pool's fence is raised before the route changes and given to
+// the pool with it: a proxy woken by the very first push waits for it.
+// Before, Publish changed the route first and the proxies read the
+// peer's fence of the moment: one woken in between read the previous
+// fence (none, the first time) and wrote before the barrier's ping was
+// even queued (4 delivered before 1, 2, 3).
+func TestAPoolFindsItsFenceTheMomentItIsRouted(t *testing.T) {
+	net, asys, a, b, sink := fenceNet(t)
+	s := asys.NewSender()
+	_, native := a.liveLink("b")
+	conn := net.Conns(b.Addr())[0]
+	conn.Hold()
+	for n := range int64(3) {
+		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
+	}
+	held := sendFrames(t, native, s.PID(), 1, 2, 3)
+	waitFor(t, "1, 2, 3 written to the held native connection", func() bool { return conn.Buffered() == held })
+
+	h := dialHandPool(t, a, "b")
+	stats := a.PoolStatsFor("b")
+	// The first push comes the moment the route changes, and its proxy
+	// flushes then.
+	a.afterPublishSwap = func() {
+		s.SendNamed("b", "order", &testpb.Echo{N: 4})
+		waitFor(t, "the proxy waits on the fence (or wrongly wrote 4)", func() bool { return h.pl.fenceWait.Load() || stats.Messages.Load() == 1 })
+	}
+	h.publish(t, asys, a, "b")
+	a.afterPublishSwap = nil
+	require.Zero(t, stats.Messages.Load(), "the pool wrote before its fence")
+
+	conn.Release()
+	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
+	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
+}
+
+// (fix) A publish that replaces a pool while the peer lives fences the
+// old pool's links as Unpublish does: what the new pool (or the native
+// path) carries waits for what they hold. Before, the old pool was only
+// closed, and 4 overtook 1, 2, 3.
+func TestAReplacedPoolIsFencedLikeAnUnpublishedOne(t *testing.T) {
+	net, asys, a, b, sink := fenceNet(t)
+	s := asys.NewSender()
+	h1 := startHandPool(t, asys, a, "b")
+	conns := net.Conns(b.Addr())
+	require.Len(t, conns, 2, "the native link and the first pool's link")
+	conns[1].Hold()
+	for n := range int64(3) {
+		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
+	}
+	stats := a.PoolStatsFor("b")
+	waitFor(t, "1, 2, 3 written to the held pool link", func() bool { return stats.Messages.Load() == 3 })
+
+	h2 := dialHandPool(t, a, "b")
+	h2.publish(t, asys, a, "b") // replaces the first pool
+	h1.drain(t)
+
+	s.SendNamed("b", "order", &testpb.Echo{N: 4})
+	waitFor(t, "b waits on a fence (or wrongly delivered 4)", func() bool { return b.Stats().FenceWaits >= 1 || sink.has(4) })
+	require.Empty(t, sink.received(), "the new pool overtook the one it replaced")
+
+	conns[1].Release()
+	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
+	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
+	require.Equal(t, uint64(4), stats.Messages.Load(), "4 went through the new pool")
 	require.Zero(t, b.Stats().FenceTimeouts)
 }

@@ -76,8 +76,9 @@ func (n *Node) handle(l *link, el *Element) error {
 		l.peer.running.cancel(el.ID)
 	case KindPing:
 		// Never dropped: a pong says every frame before the ping was
-		// handled (a sender's ordering barrier, barrier.go).
-		_, _ = l.enqueueEl(&Element{Kind: KindPong}, true, nil)
+		// handled (a sender's ordering barrier, barrier.go). It takes the
+		// control headroom, and waits only past it.
+		_, _ = l.enqueueCtl(pongFrame, true, nil)
 	case KindPong:
 		l.onPong()
 	case KindControl:

@@ -125,8 +125,29 @@ func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Ui
 // enqueueThen is enqueue, calling appended under the link's lock once
 // the frames are in the buffer (to number them along with their place).
 func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
+	return l.enqueueUpTo(l.limit, frames, nframes, block, seqOut, appended)
+}
+
+// ctlHeadroom is how far control frames a reader must never wait for
+// (pongs) and the publish barrier's ping may go past LinkBufferBytes:
+// about 800 pongs. A peer that keeps pinging without reading fills it,
+// and then the reader waits as before: that is silence, and liveness
+// closes the link.
+const ctlHeadroom = 4 << 10
+
+// enqueueCtl appends one control frame (a pong, a ping), taking up to
+// ctlHeadroom bytes past the link's limit, so that it does not wait on a
+// peer that waits on us: when both directions of a link are full, each
+// side's reader would otherwise wait, for room to pong, on the other's
+// reader. With block, a frame past the headroom waits for room.
+func (l *link) enqueueCtl(frame []byte, block bool, appended func()) (uint64, error) {
+	return l.enqueueUpTo(l.limit+ctlHeadroom, frame, 1, block, nil, appended)
+}
+
+// enqueueUpTo is enqueueThen with limit in place of the link's.
+func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
 	l.mu.Lock()
-	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > l.limit {
+	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
 		if !block {
 			l.mu.Unlock()
 			return 0, actor.ErrOverloaded
@@ -185,26 +206,22 @@ func (l *link) writeLoop() {
 	defer l.wg.Done()
 	for {
 		<-l.wake
+		// The write turn first, then the buffer: a frame queued here (a
+		// fence, a pong) is never overtaken by a batch its pool link's
+		// owner writes (writeNow), which takes the turn the same way.
+		l.wmu.Lock()
 		l.mu.Lock()
 		if len(l.buf) == 0 {
 			closed := l.closed
 			l.mu.Unlock()
+			l.wmu.Unlock()
 			if closed {
 				return
 			}
 			continue
 		}
-		out, seq := l.buf, l.seq
-		l.buf, l.spare = l.spare[:0], nil
-		if l.room != nil {
-			close(l.room)
-			l.room = nil
-		}
+		out := l.takeBufLocked()
 		l.mu.Unlock()
-		// From here the frames may reach the peer even if the write fails:
-		// count them as sent before trying, never after.
-		l.flushed.Store(seq)
-		l.wmu.Lock()
 		written, err := l.conn.Write(out)
 		l.wmu.Unlock()
 		if err != nil {
@@ -226,6 +243,21 @@ func (l *link) writeLoop() {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// takeBufLocked takes the buffer for a write and wakes the senders
+// waiting for room. From here its frames may reach the peer even if the
+// write fails: they are counted as sent (flushed) before the write, never
+// after. Under mu, with wmu held.
+func (l *link) takeBufLocked() []byte {
+	out := l.buf
+	l.buf, l.spare = l.spare[:0], nil
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+	l.flushed.Store(l.seq)
+	return out
 }
 
 // countingReader counts every read that returns bytes: a large frame

@@ -58,11 +58,14 @@ type Node struct {
 	running     sync.WaitGroup // inbound calls executing here
 	workers     workerPool     // the goroutines that run them (callworkers.go)
 	runningByFn sync.Map       // function name -> *atomic.Int64
-	wg          sync.WaitGroup // accept, liveness, handshakes
-	linkWG      sync.WaitGroup // every link's reader and writer
-	stop        chan struct{}
-	stopped     chan struct{}
-	once        sync.Once
+	// afterPublishSwap, in tests, runs right after Publish changed the
+	// route, under the peer's path lock.
+	afterPublishSwap func()
+	wg               sync.WaitGroup // accept, liveness, handshakes
+	linkWG           sync.WaitGroup // every link's reader and writer
+	stop             chan struct{}
+	stopped          chan struct{}
+	once             sync.Once
 }
 
 // slot is what this node knows about one node name.

@@ -85,6 +85,9 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	}
 	require.Greater(t, wakes.Load(), int64(1), "calls with a ctx that can end wake the proxy")
 
+	// A call's reply can come back before its writer counted the batch:
+	// wait for the 1 + 20 + 5 calls so far to be counted.
+	waitFor(t, "the calls so far counted", func() bool { return stats.Messages.Load() == 26 })
 	const crowd = 200
 	m0, b1 := stats.Messages.Load(), stats.Batches.Load()
 	var wg sync.WaitGroup

@@ -38,7 +38,6 @@ type peer struct {
 	leaving bool              // it said goodbye on some link: gone when its last link ends
 	drain   bool              // it announced it is draining
 	meta    map[string]string // what it announced
-	ready   <-chan struct{}   // the fence of the pool last published (barrier.go)
 	// dialed indexes the links it dialed to us by its id for them, until
 	// their readers end; abandoned lists our links to it that we closed
 	// while it lived (supersede.go).

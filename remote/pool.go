@@ -42,6 +42,10 @@ type Pool struct {
 	links   []*PoolLink // by proxy: each proxy drains its link's queue
 	closed  atomic.Bool
 	stats   *PoolStats
+	// fence is closed when the native path has delivered what it carried
+	// before the pool was published (barrier.go): its links write nothing
+	// before. Set before the pool is routed.
+	fence <-chan struct{}
 }
 
 // PoolOptions describe a published pool's proxies and bound their queues.
@@ -185,7 +189,7 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		l.q.opts.batch, l.q.opts.failFast = opts.BatchSize, opts.FailFast
 		l.q.mu.Unlock()
 	}
-	// No native send may come between the route change and the fence.
+	// No native send may come between the fence and the route change.
 	p.pathMu.Lock()
 	n.mu.Lock()
 	if s.cur != p || n.closing {
@@ -193,14 +197,39 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		p.pathMu.Unlock()
 		return nil, fmt.Errorf("remote: publish pool for %s: incarnation %016x is not current", node, inc)
 	}
+	n.mu.Unlock()
+	// A pool it replaces is unpublished as Unpublish does: its links are
+	// fenced in this same step (its peer is p, alive), so that nothing
+	// the new pool or the native path carries overtakes what they hold.
+	if old := (*n.routes.Load())[node]; old != nil && old.peer == p {
+		p.fenceLinks(old.linkList())
+	}
+	// The fence is raised, and given to the pool, before the route
+	// changes: a proxy woken by the first push always finds it.
+	pool.fence = p.publishFence()
+	for _, l := range pool.links {
+		l.pool.Store(pool)
+	}
+	n.mu.Lock()
 	old := n.swapRoute(node, pool)
 	n.mu.Unlock()
-	p.raiseFence()
+	if n.afterPublishSwap != nil {
+		n.afterPublishSwap()
+	}
 	p.pathMu.Unlock()
 	if old != nil {
 		n.closePool(old, errors.New("replaced by a new pool"))
 	}
 	return pool, nil
+}
+
+// linkList is the pool's links.
+func (pl *Pool) linkList() []*link {
+	links := make([]*link, len(pl.links))
+	for i, l := range pl.links {
+		links[i] = l.l
+	}
+	return links
 }
 
 // Unpublish removes pool from routing (if it is still published) and
@@ -221,11 +250,7 @@ func (n *Node) Unpublish(pool *Pool, reason error) {
 	}
 	n.mu.Unlock()
 	if live {
-		links := make([]*link, len(pool.links))
-		for i, pl := range pool.links {
-			links[i] = pl.l
-		}
-		p.fenceLinks(links)
+		p.fenceLinks(pool.linkList())
 		p.pathMu.Unlock()
 	}
 	n.closePool(pool, reason)

@@ -24,8 +24,9 @@ type PoolLink struct {
 	l     *link
 	stats *PoolStats
 	q     proxyQueue
-	hold  func()      // test hook: called before each write
-	open  atomic.Bool // the fence of its pool has been passed
+	hold  func()               // test hook: called before each write
+	open  atomic.Bool          // the fence of its pool has been passed
+	pool  atomic.Pointer[Pool] // set by Publish, before the pool is routed
 	// fenceWait: Flush waits for the fence (tests read it).
 	fenceWait atomic.Bool
 
@@ -123,10 +124,14 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 // is dropped (DropQueued's rules) and the error returned.
 func (pl *PoolLink) Flush() (more bool, err error) {
 	if !pl.open.Load() {
+		pool := pl.pool.Load()
+		if pool == nil {
+			return false, nil // not published: nothing can be queued
+		}
 		// The native path delivers what it holds first (barrier.go).
 		pl.fenceWait.Store(true)
 		select {
-		case <-pl.l.peer.fence():
+		case <-pool.fence:
 			pl.fenceWait.Store(false)
 			pl.open.Store(true)
 		case <-pl.l.closedCh:
@@ -274,26 +279,53 @@ func (pl *PoolLink) reroute(entry []byte) bool {
 }
 
 // writeNow writes one frame synchronously, serialised with the writer
-// goroutine (heartbeats, cancels).
+// goroutine (heartbeats, pongs, fences): frames queued on the link before
+// it are written first.
 func (l *link) writeNow(b []byte) error {
-	if l.isClosed() || l.writeClosed() {
+	l.wmu.Lock()
+	l.mu.Lock()
+	if l.closed || l.wclosed {
+		l.mu.Unlock()
+		l.wmu.Unlock()
 		return errLinkClosed
 	}
-	l.wmu.Lock()
+	var queued []byte
+	if len(l.buf) > 0 {
+		queued = l.takeBufLocked()
+	}
+	l.mu.Unlock()
+	if len(queued) > 0 {
+		written, err := l.conn.Write(queued)
+		if err != nil {
+			l.wmu.Unlock()
+			return l.writeFailed(err, queued, written)
+		}
+		l.stats.bytesOut.Add(uint64(len(queued)))
+		l.node.stats.bytesOut.Add(uint64(len(queued)))
+	}
 	_, err := l.conn.Write(b)
 	l.wmu.Unlock()
 	if err != nil {
-		if l.writeClosed() {
-			return errLinkClosed
-		}
-		err = fmt.Errorf("write: %w", err)
-		l.close(err)
-		return err
+		return l.writeFailed(err, nil, 0)
 	}
 	l.lastSent.Store(time.Now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.bytesOut.Add(uint64(len(b)))
 	return nil
+}
+
+// writeFailed closes l after a write of its owner failed; the frames of
+// queued the write did not hand to the kernel are counted as unsent.
+func (l *link) writeFailed(err error, queued []byte, written int) error {
+	if l.writeClosed() {
+		return errLinkClosed
+	}
+	err = fmt.Errorf("write: %w", err)
+	l.close(err)
+	if queued != nil {
+		l.countUnsent(queued[frameBoundary(queued, written):], err)
+	}
+	return err
 }
 
 // finish half-closes l after what its writer has been handed (pings and
