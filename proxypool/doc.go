@@ -34,7 +34,7 @@
 //     died), the native path is fenced behind the pool's links, the
 //     proxies write the sends they hold and end their links with a
 //     half-close: per-sender order holds and every send arrives or is
-//     counted (remote/SPEC.md, "Fences").
+//     counted (internal/wire/SPEC.md, "Fences").
 //
 // # Usage
 //

@@ -27,7 +27,7 @@ func TestLinkClosedMidBatchDropsWhatFollowsIt(t *testing.T) {
 	proxy := a.n.Route("b").Proxies()[0]
 	var dropped atomic.Int64
 	a.sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
-		if o, ok := d.Message.(*remote.Outgoing); ok && o.Kind() == remote.KindSend && o.Node() == "b" {
+		if o, ok := d.Message.(*remote.Outgoing); ok && o.Op() == "send" && o.Node() == "b" {
 			dropped.Add(1)
 		}
 	})

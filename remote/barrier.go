@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // Ordering across a change of path. A sender's messages to one target
@@ -43,8 +44,8 @@ func (l *link) ping() (uint64, error) {
 
 // pingFrame and pongFrame are whole frames: they have no body.
 var (
-	pingFrame = []byte{0, 0, 0, 1, byte(KindPing)}
-	pongFrame = []byte{0, 0, 0, 1, byte(KindPong)}
+	pingFrame = []byte{0, 0, 0, 1, byte(wire.KindPing)}
+	pongFrame = []byte{0, 0, 0, 1, byte(wire.KindPong)}
 )
 
 // errBarrierFull closes a native link too full to take even the publish

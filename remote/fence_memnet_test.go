@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,7 +94,7 @@ func noDeadLetters(t *testing.T, sys *actor.System) {
 func sendFrames(t *testing.T, l *link, sender actor.PID, ns ...int64) int {
 	size := 0
 	for _, n := range ns {
-		b, err := l.ends.encodeFrame(nil, &Element{Kind: KindSend, ToName: "order", Sender: sender, Type: "mailroom.testpb.Echo", msg: &testpb.Echo{N: n}})
+		b, err := l.ends.EncodeFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "order", Sender: sender, Type: "mailroom.testpb.Echo", Msg: &testpb.Echo{N: n}})
 		require.NoError(t, err)
 		size += len(b)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errLinkClosed is returned when writing to a link that has closed.
@@ -31,7 +32,7 @@ type link struct {
 	dialID   uint64 // the dialer's id for it (ours when outbound); 0 if unknown
 	fenced   atomic.Bool
 	started  atomic.Bool
-	ends     ends
+	ends     wire.Ends
 	peer     *peer
 	limit    int // buffered bytes before writers block or fail
 
@@ -73,7 +74,7 @@ type linkStats struct {
 	bytesOut, bytesIn atomic.Uint64
 }
 
-func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer) *link {
+func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *peer) *link {
 	now := time.Now().UnixNano()
 	l := &link{
 		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
@@ -94,14 +95,14 @@ func (l *link) String() string {
 		dir = "out"
 	}
 	role := "native"
-	if l.role == rolePool {
+	if l.role == wire.RolePool {
 		role = fmt.Sprintf("pool/%d", l.worker)
 	}
-	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.peerNode, l.ends.peerInc)
+	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.PeerNode, l.ends.PeerInc)
 }
 
 // start runs the reader and writer; dispatch handles each frame.
-func (l *link) start(dispatch func(*link, Kind, []byte) error) {
+func (l *link) start(dispatch func(*link, wire.Kind, []byte) error) {
 	l.started.Store(true)
 	l.wg.Add(2)
 	l.node.linkWG.Add(1)
@@ -186,16 +187,16 @@ func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, se
 
 // enqueueEl encodes one element as a frame and enqueues it; seqOut, if
 // not nil, receives its sequence number.
-func (l *link) enqueueEl(el *Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
+func (l *link) enqueueEl(el *wire.Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
 	b := getBuf()
 	var err error
-	if b.b, err = l.ends.encodeFrame(b.b[:0], el); err != nil {
+	if b.b, err = l.ends.EncodeFrame(b.b[:0], el); err != nil {
 		putBuf(b)
 		return 0, err
 	}
-	if len(b.b)-frameHeader > l.node.cfg.MaxFrameSize {
+	if len(b.b)-wire.FrameHeader > l.node.cfg.MaxFrameSize {
 		putBuf(b)
-		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-frameHeader, l.node.cfg.MaxFrameSize)
+		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-wire.FrameHeader, l.node.cfg.MaxFrameSize)
 	}
 	seq, err := l.enqueue(b.b, 1, block, seqOut)
 	putBuf(b)
@@ -273,8 +274,8 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 func isWireError(err error) bool {
-	return errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrUnknownKind) ||
-		errors.Is(err, ErrMalformed) || errors.Is(err, ErrTruncated)
+	return errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrUnknownKind) ||
+		errors.Is(err, wire.ErrMalformed) || errors.Is(err, wire.ErrTruncated)
 }
 
 func readErr(err error) error {
@@ -324,17 +325,17 @@ func (l *link) close(reason error) {
 // dropped replies; calls and requests are failed as not sent by linkDown.
 func (l *link) countUnsent(b []byte, reason error) {
 	n := l.node
-	for len(b) > frameHeader {
-		size := frameLen(b)
-		if size <= frameHeader || size > len(b) {
+	for len(b) > wire.FrameHeader {
+		size := wire.FrameLen(b)
+		if size <= wire.FrameHeader || size > len(b) {
 			return
 		}
-		switch Kind(b[frameHeader]) {
-		case KindSend, KindCast:
+		switch wire.Kind(b[wire.FrameHeader]) {
+		case wire.KindSend, wire.KindCast:
 			n.stats.droppedUnsent.Add(1)
-			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
-				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.peerNode, reason))
-		case KindReply:
+			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.PeerNode, Incarnation: l.ends.PeerInc}, actor.PID{}, nil,
+				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.PeerNode, reason))
+		case wire.KindReply:
 			n.stats.repliesDropped.Add(1)
 		}
 		b = b[size:]
@@ -353,7 +354,7 @@ func (l *link) reason() error {
 func frameBoundary(b []byte, n int) int {
 	off := 0
 	for off < len(b) {
-		size := frameLen(b[off:])
+		size := wire.FrameLen(b[off:])
 		if size == 0 || off+size > n {
 			return off
 		}

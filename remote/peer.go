@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // peer is one incarnation of another node: its links, the calls pinned to
@@ -114,7 +115,7 @@ func (p *peer) addLink(l *link) {
 	} else if l.dialID != 0 {
 		p.dialed[l.dialID] = l
 	}
-	if l.outbound && l.role == roleNative && (p.out == nil || p.out.isClosed()) {
+	if l.outbound && l.role == wire.RoleNative && (p.out == nil || p.out.isClosed()) {
 		p.out = l
 	}
 	p.mu.Unlock()
@@ -154,7 +155,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == roleNative && !l.isClosed() {
+		if l.role == wire.RoleNative && !l.isClosed() {
 			return l
 		}
 	}
@@ -261,7 +262,7 @@ func (n *Node) linkDown(l *link, reason error) {
 	}
 	// A pool link its dialer finished (a half-close, PoolLink.Finish)
 	// ends with a clean EOF: no news.
-	finished := l.role == rolePool && !l.outbound && errors.Is(reason, io.EOF)
+	finished := l.role == wire.RolePool && !l.outbound && errors.Is(reason, io.EOF)
 	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished
 	if quiet {
 		n.log.Debug("link down", "link", l.String(), "reason", reason)
@@ -284,7 +285,7 @@ func (n *Node) linkDown(l *link, reason error) {
 		// longer tell us, so they end now with a node-down reason.
 		p.fireWatches(fmt.Errorf("link to %s lost: %v", p.name, reason))
 	}
-	if l.role == roleNative {
+	if l.role == wire.RoleNative {
 		n.each(func(h *Hooks) {
 			if h.OnLinkDown != nil {
 				h.OnLinkDown(p.info(), l.outbound)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,7 +33,7 @@ func TestAPongTakesHeadroomInAFullLink(t *testing.T) {
 
 	// Fill the connection (the writer blocks in its write), then the
 	// link's buffer.
-	frame := l.ends.appendFrame(nil, &Element{Kind: KindSend, ToName: "nobody"})
+	frame := l.ends.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "nobody"})
 	_, err := l.enqueue(bytes.Repeat(frame, 2<<10/len(frame)), 2<<10/len(frame), false, nil)
 	require.NoError(t, err)
 	waitFor(t, "the writer blocked on a full connection", func() bool { return conn.Buffered() == 1<<10 })
@@ -44,7 +45,7 @@ func TestAPongTakesHeadroomInAFullLink(t *testing.T) {
 
 	ping := func() chan error {
 		done := make(chan error, 1)
-		go func() { done <- a.handle(l, &Element{Kind: KindPing}) }()
+		go func() { done <- a.handle(l, &wire.Element{Kind: wire.KindPing}) }()
 		return done
 	}
 	pongs := 0

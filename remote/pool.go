@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errPathClosed: the pool a message was routed to has been torn down; the
@@ -18,14 +19,19 @@ var errPathClosed = errors.New("remote: pool closed")
 // closed, its proxy ended). Its payload is gone with its batch.
 type Outgoing struct {
 	node string
-	kind Kind
+	kind wire.Kind
 }
 
 // Node is the peer node the message was for.
 func (o *Outgoing) Node() string { return o.node }
 
-// Kind is what it was: KindSend or KindCast.
-func (o *Outgoing) Kind() Kind { return o.kind }
+// Op is what it was: "send" or "cast".
+func (o *Outgoing) Op() string {
+	if o.kind == wire.KindCast {
+		return "cast"
+	}
+	return "send"
+}
 
 // Pool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
@@ -37,7 +43,7 @@ type Pool struct {
 	node    string
 	inc     uint64
 	peer    *peer
-	ends    ends
+	ends    wire.Ends
 	proxies []actor.PID
 	links   []*PoolLink // by proxy: each proxy drains its link's queue
 	closed  atomic.Bool
@@ -172,7 +178,7 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 	p := s.cur
 	pool := &Pool{
 		n: n, node: node, inc: inc, peer: p, stats: stats,
-		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc, maxMsg: n.cfg.MaxMessageSize},
+		ends:    wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: node, PeerInc: inc, MaxMsg: n.cfg.MaxMessageSize},
 		proxies: append([]actor.PID(nil), proxies...),
 		links:   append([]*PoolLink(nil), opts.Links...),
 	}
@@ -338,12 +344,12 @@ const (
 // once the batch holding the reply is written or dropped. own says
 // whether this goroutine may write the proxy's turn itself when the
 // proxy is idle (PoolLink.flushOwned).
-func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket, own ownWrite) error {
+func (pl *Pool) enqueue(i int, el *wire.Element, pc *pendingCall, force bool, t *ticket, own ownWrite) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
 	s := getBuf()
-	b, err := pl.ends.encodeElement(s.b[:0], el)
+	b, err := pl.ends.EncodeElement(s.b[:0], el)
 	s.b = b
 	if err != nil {
 		putBuf(s)

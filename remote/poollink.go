@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // PoolLink is one proxy's link, paired with one worker of a peer
@@ -53,12 +54,12 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 	case addr == "":
 		return nil, fmt.Errorf("%w: no address for %s", actor.ErrUnreachable, node)
 	}
-	h := n.helloFor(rolePool, uint32(worker), node, inc)
+	h := n.helloFor(wire.RolePool, uint32(worker), node, inc)
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pool link %d to %s: %w", actor.ErrUnreachable, worker, node, err)
 	}
-	l, err := n.attach(&roleConn{Conn: conn, role: rolePool, worker: uint32(worker)}, srv, true, h.LinkID)
+	l, err := n.attach(&roleConn{Conn: conn, role: wire.RolePool, worker: uint32(worker)}, srv, true, h.LinkID)
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -109,7 +110,7 @@ func (pl *PoolLink) Finish() { pl.l.finish() }
 func (pl *PoolLink) Worker() int { return int(pl.l.worker) }
 
 // Incarnation is the peer incarnation.
-func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.peerInc }
+func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.PeerInc }
 
 // SetHold installs a test hook run before each write (nil removes it).
 func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
@@ -232,28 +233,28 @@ func (pl *PoolLink) drop(batches []*batchBuf, reason error) {
 	for _, bb := range batches {
 		b := bb.entries()
 		for len(b) >= 5 {
-			end := 5 + int(getU32(b[1:]))
+			end := 5 + int(wire.GetU32(b[1:]))
 			if end > len(b) {
 				break
 			}
-			pl.dropEntry(Kind(b[0]), b[:end], reason)
+			pl.dropEntry(wire.Kind(b[0]), b[:end], reason)
 			b = b[end:]
 		}
 		pl.q.done(bb)
 	}
 }
 
-func (pl *PoolLink) dropEntry(k Kind, entry []byte, reason error) {
+func (pl *PoolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
 	n := pl.n
 	switch k {
-	case KindCall, KindRequest:
+	case wire.KindCall, wire.KindRequest:
 		// its pool's teardown fails it (not sent), or it was sent
-	case KindReply:
+	case wire.KindReply:
 		if !pl.reroute(entry) {
 			n.stats.repliesDropped.Add(1)
 		}
 	default:
-		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.peerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.peerNode, kind: k}, reason)
+		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.PeerNode, kind: k}, reason)
 	}
 }
 
@@ -267,10 +268,10 @@ func (pl *PoolLink) reroute(entry []byte) bool {
 	// A batch entry is kind, u32 length, body; a frame is u32 length of
 	// kind+body, kind, body.
 	body := entry[5:]
-	frame := make([]byte, frameHeader+1+len(body))
-	putU32(frame, uint32(len(body)+1))
-	frame[frameHeader] = entry[0]
-	copy(frame[frameHeader+1:], body)
+	frame := make([]byte, wire.FrameHeader+1+len(body))
+	wire.PutU32(frame, uint32(len(body)+1))
+	frame[wire.FrameHeader] = entry[0]
+	copy(frame[wire.FrameHeader+1:], body)
 	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// payloadOf checks that msg can cross nodes and returns its full type
+// PayloadOf checks that msg can cross nodes and returns its full type
 // name; the message is encoded later, straight into the frame that
 // carries it (appendPayload). nil is no payload.
-func payloadOf(msg any) (typ string, pm proto.Message, err error) {
+func PayloadOf(msg any) (typ string, pm proto.Message, err error) {
 	if msg == nil {
 		return "", nil, nil
 	}
@@ -28,13 +28,13 @@ func payloadOf(msg any) (typ string, pm proto.Message, err error) {
 // encoding error wraps actor.ErrBadMessage; dst is then returned as it
 // was given.
 func appendPayload(dst []byte, el *Element) ([]byte, error) {
-	if el.msg == nil {
-		dst = appendString(dst, el.Type)
+	if el.Msg == nil {
+		dst = AppendString(dst, el.Type)
 		return appendBytes(dst, el.Payload), nil
 	}
-	if vm, ok := el.msg.(vtMarshaler); ok {
+	if vm, ok := el.Msg.(vtMarshaler); ok {
 		mark := len(dst)
-		dst = appendString(dst, el.Type)
+		dst = AppendString(dst, el.Type)
 		out, err := appendVT(dst, vm, el.Type)
 		if err != nil {
 			return dst[:mark], err
@@ -42,11 +42,11 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 		return out, nil
 	}
 	mark := len(dst)
-	dst = appendString(dst, el.Type)
-	size := proto.Size(el.msg)
-	dst = appendUvarint(dst, uint64(size))
+	dst = AppendString(dst, el.Type)
+	size := proto.Size(el.Msg)
+	dst = AppendUvarint(dst, uint64(size))
 	start := len(dst)
-	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, el.msg)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, el.Msg)
 	switch {
 	case err != nil:
 		return dst[:mark], fmt.Errorf("%w: marshal %s: %v", actor.ErrBadMessage, el.Type, err)
@@ -59,16 +59,11 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 // unmarshal decodes a payload with a type registry, no cache (tests and
 // fuzzers; a node decodes with its codecs, codec.go).
 func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
-	return new(codecs).unmarshal(types, typ, b)
+	return new(Codecs).Unmarshal(types, typ, b)
 }
 
-// decode is unmarshal with the node's registry and codecs.
-func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
-	return n.codecs.unmarshal(n.types, typ, b)
-}
-
-// errorReply fills a reply element's status from a handler's error.
-func errorReply(el *Element, err error) {
+// ErrorReply fills a reply element's status from a handler's error.
+func ErrorReply(el *Element, err error) {
 	var re *actor.RemoteError
 	var pe *actor.PanicError
 	var ae *actor.Error
@@ -80,27 +75,27 @@ func errorReply(el *Element, err error) {
 	case errors.As(err, &ae):
 		el.Status, el.Code, el.Message = StatusError, actor.ErrorCode(ae.Err), ae.Err.Error()
 		if ae.Outcome == actor.MayHaveExecuted {
-			el.Code += mayHaveSuffix
+			el.Code += MayHaveSuffix
 		}
 	default:
 		el.Status, el.Code, el.Message = StatusRejected, actor.ErrorCode(err), err.Error()
 	}
 }
 
-// mayHaveSuffix marks a runtime error whose work may have run (e.g. the
+// MayHaveSuffix marks a runtime error whose work may have run (e.g. the
 // target took the request and died): "no_process~may".
-const mayHaveSuffix = "~may"
+const MayHaveSuffix = "~may"
 
-// replyError rebuilds the caller-side error of a failed reply.
-func replyError(el *Element, op string, p *peer, target string) error {
+// ReplyError rebuilds the caller-side error of a failed reply.
+func ReplyError(el *Element, op, node string, inc uint64, target string) error {
 	switch el.Status {
 	case StatusRejected:
-		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: actor.SentinelForCode(el.Code)}
+		return &actor.RemoteError{Op: op, Node: node, Incarnation: inc, Target: target, Code: el.Code, Message: el.Message, Err: actor.SentinelForCode(el.Code)}
 	case StatusPanic:
-		return &actor.PanicError{Op: op, Node: p.name, Target: target, Value: el.Message}
+		return &actor.PanicError{Op: op, Node: node, Target: target, Value: el.Message}
 	}
 	code, outcome := el.Code, actor.NotExecuted
-	if n := len(code) - len(mayHaveSuffix); n >= 0 && code[n:] == mayHaveSuffix {
+	if n := len(code) - len(MayHaveSuffix); n >= 0 && code[n:] == MayHaveSuffix {
 		code, outcome = code[:n], actor.MayHaveExecuted
 	}
 	var reason error
@@ -110,7 +105,7 @@ func replyError(el *Element, op string, p *peer, target string) error {
 		reason = errors.New(el.Message)
 		outcome = actor.MayHaveExecuted
 	}
-	return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: reason, Outcome: outcome}
+	return &actor.Error{Op: op, Node: node, Incarnation: inc, Target: target, Err: reason, Outcome: outcome}
 }
 
 // wireReason is a runtime error from the other side: the sentinel for
