@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +16,7 @@ type writeCounter struct {
 	writes map[int]int
 }
 
-func (w *writeCounter) hook(l *remote.PoolLink) {
+func (w *writeCounter) hook(l poolpath.Link) {
 	worker := l.Worker()
 	l.SetHold(func() {
 		w.mu.Lock()

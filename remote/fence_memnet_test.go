@@ -142,8 +142,8 @@ func TestAFenceHoldsANewLinkBehindAnAbandonedOne(t *testing.T) {
 // handPool is a pool of one link from a to b driven by hand: its owner
 // (the proxy's part) flushes when woken.
 type handPool struct {
-	pl   *PoolLink
-	pool *Pool
+	pl   *poolLink
+	pool *pubPool
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -161,7 +161,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 	ctx := context.Background()
 	info, ok := a.Peer(node)
 	require.True(t, ok)
-	pl, err := a.DialPool(ctx, node, info.Incarnation, 0)
+	pl, err := a.dialPool(ctx, node, info.Incarnation, 0)
 	require.NoError(t, err)
 	h := &handPool{pl: pl, stop: make(chan struct{})}
 	wake := make(chan struct{}, 1)
@@ -192,7 +192,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 		h.halt()
 		pl.Close(errors.New("test over"))
 		if h.pool != nil {
-			a.Unpublish(h.pool, errors.New("test over"))
+			a.unpublishPool(h.pool, errors.New("test over"))
 		}
 	})
 	return h
@@ -201,7 +201,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 // publish publishes the pool of h's link.
 func (h *handPool) publish(t *testing.T, asys *actor.System, a *Node, node string) {
 	t.Helper()
-	pool, err := a.Publish(node, h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, PoolOptions{Links: []*PoolLink{h.pl}})
+	pool, err := a.publishPool(node, h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
 	require.NoError(t, err)
 	h.pool = pool
 }
@@ -253,7 +253,7 @@ func TestAPoolWritesNothingBeforeTheNativePathIsDelivered(t *testing.T) {
 	conn.Release()
 	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
 	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
-	require.Equal(t, uint64(1), a.PoolStatsFor("b").Messages.Load(), "4 went through the pool")
+	require.Equal(t, uint64(1), a.poolStatsFor("b").Messages.Load(), "4 went through the pool")
 }
 
 func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
@@ -267,13 +267,13 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	for n := range int64(3) {
 		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
 	}
-	stats := a.PoolStatsFor("b")
+	stats := a.poolStatsFor("b")
 	waitFor(t, "1, 2, 3 written to the held pool link", func() bool { return stats.Messages.Load() == 3 })
 
 	// Unpublish while b lives (StopConnection does): a fence naming the
 	// pool link goes on the native link; the owner writes what is left
 	// (nothing) and half-closes the link (held too).
-	a.Unpublish(h.pool, errors.New("test: connection stopped"))
+	a.unpublishPool(h.pool, errors.New("test: connection stopped"))
 	h.drain(t)
 
 	s.SendNamed("b", "order", &testpb.Echo{N: 4})
@@ -305,7 +305,7 @@ func TestAPoolFindsItsFenceTheMomentItIsRouted(t *testing.T) {
 	waitFor(t, "1, 2, 3 written to the held native connection", func() bool { return conn.Buffered() == held })
 
 	h := dialHandPool(t, a, "b")
-	stats := a.PoolStatsFor("b")
+	stats := a.poolStatsFor("b")
 	// The first push comes the moment the route changes, and its proxy
 	// flushes then.
 	a.afterPublishSwap = func() {
@@ -335,7 +335,7 @@ func TestAReplacedPoolIsFencedLikeAnUnpublishedOne(t *testing.T) {
 	for n := range int64(3) {
 		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
 	}
-	stats := a.PoolStatsFor("b")
+	stats := a.poolStatsFor("b")
 	waitFor(t, "1, 2, 3 written to the held pool link", func() bool { return stats.Messages.Load() == 3 })
 
 	h2 := dialHandPool(t, a, "b")

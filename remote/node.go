@@ -41,10 +41,10 @@ type Node struct {
 	closing  bool
 	meta     map[string]string // what Announce published
 
-	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
-	poolStats map[string]*PoolStats            // under mu
-	codecs    wire.Codecs                      // how each registered type decodes (codec.go)
-	types     actor.TypeRegistry               // the System's (Config.Types)
+	routes    atomic.Pointer[map[string]*pubPool] // published pools, by node
+	poolStats map[string]*poolStats               // under mu
+	codecs    wire.Codecs                         // how each registered type decodes (codec.go)
+	types     actor.TypeRegistry                  // the System's (Config.Types)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -125,7 +125,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
-	n.routes.Store(&map[string]*Pool{})
+	n.routes.Store(&map[string]*pubPool{})
 	ln, err := cfg.Network.Listen(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("remote: listen %s: %w", cfg.Listen, err)

@@ -51,7 +51,7 @@ func (n *Node) cast(sender actor.PID, node, fn string, arg proto.Message) error 
 // published for the node's current incarnation, else natively.
 func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.PID, el *wire.Element) error {
 	block := n.cfg.SendPolicy == actor.Block
-	var failed *Pool // a pool that went away under us
+	var failed *pubPool // a pool that went away under us
 	for {
 		if pool := n.route(node); pool != nil && pool != failed {
 			if wantInc != 0 && pool.inc != wantInc {
@@ -143,7 +143,7 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 	el.ID = n.nextID.Add(1)
 	pc := newPendingCall(op, tg, time.Now().UnixNano())
 	var p *peer
-	var failed *Pool // a pool that went away under us
+	var failed *pubPool // a pool that went away under us
 	for p == nil {
 		if pool := n.route(node); pool != nil && pool != failed {
 			p = pool.peer

@@ -24,7 +24,7 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	require.NoError(t, a.Connect(ctx, "b", ""))
 	info, ok := a.Peer("b")
 	require.True(t, ok)
-	pl, err := a.DialPool(ctx, "b", info.Incarnation, 0)
+	pl, err := a.dialPool(ctx, "b", info.Incarnation, 0)
 	require.NoError(t, err)
 
 	// The proxy: flushes when woken, counts its wake-ups.
@@ -56,10 +56,10 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 		default:
 		}
 	})
-	pool, err := a.Publish("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, PoolOptions{Links: []*PoolLink{pl}})
+	pool, err := a.publishPool("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{pl}})
 	require.NoError(t, err)
-	t.Cleanup(func() { a.Unpublish(pool, errors.New("test over")) })
-	stats := a.PoolStatsFor("b")
+	t.Cleanup(func() { a.unpublishPool(pool, errors.New("test over")) })
+	stats := a.poolStatsFor("b")
 
 	call := func() {
 		v, err := asys.Call(ctx, "b", "echo", &testpb.Echo{Text: "x"})

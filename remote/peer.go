@@ -322,7 +322,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	n.dropInWatches(inWatches) // prune.go
 	p.fireWatches(reason)
 	if pool := n.route(p.name); pool != nil && pool.peer == p {
-		n.Unpublish(pool, reason)
+		n.unpublishPool(pool, reason)
 	}
 	for _, l := range links {
 		l.close(fmt.Errorf("incarnation gone: %w", reason))

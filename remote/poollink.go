@@ -15,19 +15,19 @@ import (
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
-// PoolLink is one proxy's link, paired with one worker of a peer
+// poolLink is one proxy's link, paired with one worker of a peer
 // incarnation's receiver pool, with the proxy's queue (proxyqueue.go):
 // callers append to the queue, and the link's owner (a proxy actor),
 // woken by OnQueued, writes what waits with Flush from one goroutine.
 // Heartbeats and the peer's native replies share the connection.
-type PoolLink struct {
+type poolLink struct {
 	n     *Node
 	l     *link
-	stats *PoolStats
+	stats *poolStats
 	q     proxyQueue
-	hold  func()               // test hook: called before each write
-	open  atomic.Bool          // the fence of its pool has been passed
-	pool  atomic.Pointer[Pool] // set by Publish, before the pool is routed
+	hold  func()                  // test hook: called before each write
+	open  atomic.Bool             // the fence of its pool has been passed
+	pool  atomic.Pointer[pubPool] // set by Publish, before the pool is routed
 	// fenceWait: Flush waits for the fence (tests read it).
 	fenceWait atomic.Bool
 
@@ -36,10 +36,10 @@ type PoolLink struct {
 	cut   []int       // scratch for abandoned calls
 }
 
-// DialPool connects to worker of node's incarnation inc. It fails if inc
+// dialPool connects to worker of node's incarnation inc. It fails if inc
 // is not node's current incarnation or the peer refuses (pool disabled,
 // worker out of range, incarnation changed).
-func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int) (*PoolLink, error) {
+func (n *Node) dialPool(ctx context.Context, node string, inc uint64, worker int) (*poolLink, error) {
 	n.mu.Lock()
 	s := n.slots[node]
 	var addr string
@@ -64,7 +64,7 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 		conn.Close()
 		return nil, err
 	}
-	pl := &PoolLink{n: n, l: l, stats: n.PoolStatsFor(node)}
+	pl := &poolLink{n: n, l: l, stats: n.poolStatsFor(node)}
 	pl.q.opts.maxBody = n.cfg.MaxFrameSize - 1 - binary.MaxVarintLen64
 	pl.q.wake = func() {}
 	return pl, nil
@@ -74,19 +74,19 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 // having work: the owner's wake-up (it must not block; it is called on
 // the goroutine of the caller that queued). The owner then calls Flush.
 // Set it before the link's pool is published.
-func (pl *PoolLink) OnQueued(wake func()) { pl.q.wake = wake }
+func (pl *poolLink) OnQueued(wake func()) { pl.q.wake = wake }
 
 // QueueLen is the number of messages waiting in the link's queue.
-func (pl *PoolLink) QueueLen() int {
+func (pl *poolLink) QueueLen() int {
 	n, _ := pl.q.depth()
 	return n
 }
 
 // Closed is closed when the link has ended.
-func (pl *PoolLink) Closed() <-chan struct{} { return pl.l.closedCh }
+func (pl *poolLink) Closed() <-chan struct{} { return pl.l.closedCh }
 
 // Err is why the link ended (nil while it is up).
-func (pl *PoolLink) Err() error {
+func (pl *poolLink) Err() error {
 	pl.l.mu.Lock()
 	defer pl.l.mu.Unlock()
 	return pl.l.closeErr
@@ -94,7 +94,7 @@ func (pl *PoolLink) Err() error {
 
 // Close ends the link at once: for links that carried nothing, or that
 // failed. A link whose batches must arrive ends with Finish.
-func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
+func (pl *poolLink) Close(reason error) { pl.l.close(reason) }
 
 // Finish ends the link after its owner's last batch: nothing more is
 // written, our side is half-closed (FIN, or TLS close_notify), and the
@@ -104,16 +104,16 @@ func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
 // yet; after a half-close they all arrive (a lingering close). Liveness
 // still closes the link if the peer goes silent. A closed link is left
 // as is.
-func (pl *PoolLink) Finish() { pl.l.finish() }
+func (pl *poolLink) Finish() { pl.l.finish() }
 
 // Worker is the peer worker this link is paired with.
-func (pl *PoolLink) Worker() int { return int(pl.l.worker) }
+func (pl *poolLink) Worker() int { return int(pl.l.worker) }
 
 // Incarnation is the peer incarnation.
-func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.PeerInc }
+func (pl *poolLink) Incarnation() uint64 { return pl.l.ends.PeerInc }
 
 // SetHold installs a test hook run before each write (nil removes it).
-func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
+func (pl *poolLink) SetHold(f func()) { pl.hold = f }
 
 // Flush writes every batch waiting in the queue, one frame each, and
 // returns when the kernel has them; more reports that others arrived
@@ -123,7 +123,7 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 // executed; a call abandoned while queued (answered "not sent") is cut
 // out. A write error closes the link: what this Flush had not written
 // is dropped (DropQueued's rules) and the error returned.
-func (pl *PoolLink) Flush() (more bool, err error) {
+func (pl *poolLink) Flush() (more bool, err error) {
 	if !pl.open.Load() {
 		pool := pl.pool.Load()
 		if pool == nil {
@@ -154,7 +154,7 @@ func (pl *PoolLink) Flush() (more bool, err error) {
 // already runnable add theirs, as the proxy does, so that a crowd is one
 // batch, not a write each: without it 1,000 callers wrote batches of
 // 1.5-3 and spent twice the CPU per call. A lone caller does not yield.
-func (pl *PoolLink) flushOwned(yield bool) {
+func (pl *poolLink) flushOwned(yield bool) {
 	if yield {
 		runtime.Gosched()
 	}
@@ -169,7 +169,7 @@ func (pl *PoolLink) flushOwned(yield bool) {
 }
 
 // flush is one turn; under fmu.
-func (pl *PoolLink) flush() (more bool, err error) {
+func (pl *poolLink) flush() (more bool, err error) {
 	pl.taken = pl.q.take(pl.taken[:0])
 	for i, bb := range pl.taken {
 		if err := pl.write(bb); err != nil {
@@ -185,7 +185,7 @@ func (pl *PoolLink) flush() (more bool, err error) {
 }
 
 // write claims the calls of one batch and writes it as one frame.
-func (pl *PoolLink) write(bb *batchBuf) error {
+func (pl *poolLink) write(bb *batchBuf) error {
 	cut := pl.cut[:0]
 	for _, c := range bb.calls {
 		if c.pc.markSent() {
@@ -208,7 +208,7 @@ func (pl *PoolLink) write(bb *batchBuf) error {
 	if err := pl.l.writeNow(frame); err != nil {
 		return err
 	}
-	pl.stats.observe(bb.n, len(frame))
+	pl.stats.Observe(bb.n, len(frame))
 	return nil
 }
 
@@ -219,7 +219,7 @@ func (pl *PoolLink) write(bb *batchBuf) error {
 // (which fails them as not sent), sends and casts become counted dead
 // letters with reason. The owner calls it when it ends, after closing
 // the link.
-func (pl *PoolLink) DropQueued(reason error) {
+func (pl *poolLink) DropQueued(reason error) {
 	pl.fmu.Lock()
 	defer pl.fmu.Unlock()
 	pl.q.close()
@@ -229,7 +229,7 @@ func (pl *PoolLink) DropQueued(reason error) {
 }
 
 // drop accounts for batches that will not be written (DropQueued).
-func (pl *PoolLink) drop(batches []*batchBuf, reason error) {
+func (pl *poolLink) drop(batches []*batchBuf, reason error) {
 	for _, bb := range batches {
 		b := bb.entries()
 		for len(b) >= 5 {
@@ -244,7 +244,7 @@ func (pl *PoolLink) drop(batches []*batchBuf, reason error) {
 	}
 }
 
-func (pl *PoolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
+func (pl *poolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
 	n := pl.n
 	switch k {
 	case wire.KindCall, wire.KindRequest:
@@ -254,13 +254,18 @@ func (pl *PoolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
 			n.stats.repliesDropped.Add(1)
 		}
 	default:
-		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.PeerNode, kind: k}, reason)
+		o := &outgoing{node: pl.l.ends.PeerNode, kind: k}
+		if pool := pl.pool.Load(); pool != nil && pool.dropped != nil {
+			pool.dropped(o.Op(), reason)
+			return
+		}
+		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, o, reason)
 	}
 }
 
 // reroute sends a reply entry as a frame of its own on any live link to
 // the caller's incarnation (every link of a peer carries replies).
-func (pl *PoolLink) reroute(entry []byte) bool {
+func (pl *poolLink) reroute(entry []byte) bool {
 	l := pl.l.peer.replyLink()
 	if l == nil {
 		return false
