@@ -19,6 +19,46 @@ import (
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
+// Lock order. Locks are taken only in this order (a lock may be taken
+// while holding one above it, never one above while holding one below),
+// and none is held while calling out (hooks, the actor system, a
+// handler) except where noted.
+//
+//  1. poolLink.fmu   a pool link's turn: its proxy's Flush, an owned
+//                    write, DropQueued. Never taken under another lock.
+//                    Under it: the queue's mu, the link's wmu and mu, and
+//                    what a failed write's close runs (linkDown: Node.mu,
+//                    peer.mu, hooks) or a drop does (a dropped send's dead
+//                    letter, a dropped reply rerouted on another link,
+//                    waiting for room there).
+//     peer.pathMu    never held with a poolLink.fmu. It orders native
+//                    sends against a change of path (barrier.go). Shared:
+//                    a native sender, from its route check to its enqueue
+//                    (it may wait for room in its link). Exclusive:
+//                    publishPool and unpublishPool, which never wait (the
+//                    barrier's ping and the fences take the control
+//                    headroom, or close a link too full for them).
+//  2. Node.mu        names and incarnations (slots), accepted links not
+//                    yet attached, draining, closing, meta, pool stats;
+//                    routes are written under it.
+//  3. peer.mu        what is pinned to an incarnation: its links, the
+//                    native out link, pending calls, watches, the dial
+//                    index and abandoned ids (supersede.go).
+//  4. link.wmu       writes to a connection: the writer goroutine and a
+//                    pool link's owner (writeNow) take it before link.mu,
+//                    so that a frame queued on the link (a fence, a pong)
+//                    is never overtaken by a batch written directly.
+//  5. link.mu        a link's buffer, sequence, close state, pings and
+//                    barriers.
+//  6. Leaves, never held while taking another lock: proxyQueue.mu,
+//     admission.mu, readBudget.mu, handshakeGate.mu, logLimiter.mu, the
+//     call workers' and running calls' mu, callCtx.mu, wire.Codecs' mu.
+//
+// proxypool's locks are never held when it calls the host or a pool link
+// (internal/poolpath). Atomics are counters, once-flags, copy-on-write
+// snapshots (routes, hooks) and the progress flags liveness reads
+// (link.go); none orders anything a lock does not.
+
 // Node is the remote layer of one System: it listens, dials, keeps one
 // native link per peer incarnation in each direction, and carries Send,
 // Request, Cast, Call and Watch to other nodes for its System, whose
@@ -34,17 +74,17 @@ type Node struct {
 
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
 
-	mu       sync.Mutex // protects following
-	slots    map[string]*slot
-	inbound  map[*link]struct{} // links accepted and not yet attached
-	draining bool
-	closing  bool
-	meta     map[string]string // what Announce published
+	mu        sync.Mutex // protects following
+	slots     map[string]*slot
+	inbound   map[*link]struct{} // links accepted and not yet attached
+	draining  bool
+	closing   bool
+	meta      map[string]string     // what Announce published
+	poolStats map[string]*poolStats // pooled-path counters, by node
 
-	routes    atomic.Pointer[map[string]*pubPool] // published pools, by node
-	poolStats map[string]*poolStats               // under mu
-	codecs    wire.Codecs                         // how each registered type decodes (codec.go)
-	types     actor.TypeRegistry                  // the System's (Config.Types)
+	routes atomic.Pointer[map[string]*pubPool] // published pools, by node; written under mu
+	codecs wire.Codecs                         // how each registered type decodes (codec.go)
+	types  actor.TypeRegistry                  // the System's (Config.Types)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -59,14 +99,15 @@ type Node struct {
 	running     sync.WaitGroup // inbound calls executing here
 	workers     workerPool     // the goroutines that run them (callworkers.go)
 	runningByFn sync.Map       // function name -> *atomic.Int64
-	// afterPublishSwap, in tests, runs right after Publish changed the
-	// route, under the peer's path lock.
+	wg          sync.WaitGroup // accept, liveness, handshakes
+	linkWG      sync.WaitGroup // every link's reader and writer
+	stop        chan struct{}
+	stopped     chan struct{}
+	once        sync.Once
+
+	// afterPublishSwap, in tests, runs right after publishPool changed
+	// the route, under the peer's path lock.
 	afterPublishSwap func()
-	wg               sync.WaitGroup // accept, liveness, handshakes
-	linkWG           sync.WaitGroup // every link's reader and writer
-	stop             chan struct{}
-	stopped          chan struct{}
-	once             sync.Once
 }
 
 // slot is what this node knows about one node name.
