@@ -108,6 +108,9 @@ type Node struct {
 	// afterPublishSwap, in tests, runs right after publishPool changed
 	// the route, under the peer's path lock.
 	afterPublishSwap func()
+	// afterPoolRefused, in tests, runs when a pool refused a call's push,
+	// before the caller takes its call back.
+	afterPoolRefused func()
 }
 
 // slot is what this node knows about one node name.

@@ -168,10 +168,20 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 				own = ownCrowd
 			}
 			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil, own); err != nil {
-				p.takePending(el.ID)
+				if n.afterPoolRefused != nil {
+					n.afterPoolRefused()
+				}
+				mine := p.takePending(el.ID) != nil
 				if !errors.Is(err, errPathClosed) {
 					n.countBad(err)
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
+				}
+				if !mine {
+					// (fix) The pool's teardown settled the call while
+					// its push waited (actor.ErrNotSent, told to the
+					// caller by the answer it left): wait for that
+					// answer, never send it again natively.
+					continue
 				}
 				p, pc.via, failed = nil, nil, pool // take the native path
 				continue
