@@ -3,6 +3,7 @@ package remote
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
@@ -231,6 +232,11 @@ func (n *Node) accept(conn net.Conn) {
 		if l != nil {
 			l.close(err) // registered, but the welcome could not be sent
 			l.peer.forgetDialed(l)
+		}
+		if old != nil {
+			// (fix) register replaced old with the client's incarnation
+			// (buried): it is gone whatever became of the welcome.
+			n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", l.peer.name, l.peer.inc))
 		}
 		conn.Close()
 		return
