@@ -532,7 +532,8 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 	}
 	s := n.slotLocked(h.Node)
 	s.seen = time.Now()
-	if _, dead := s.tomb[h.Inc]; dead {
+	if _, dead := s.tomb[h.Inc]; dead || (s.cur != nil && s.cur.inc == h.Inc && s.cur.isGone()) {
+		// (the second: its tomb was evicted, but it is the one known)
 		n.mu.Unlock()
 		return nil, nil, wire.Refuse(wire.CodeDeclaredDead, "incarnation %016x of %s was declared dead", h.Inc, h.Node)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
@@ -312,6 +313,13 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	inWatches := p.inWatches
 	p.inWatches = nil
 	p.mu.Unlock()
+	// (fix) Every gone incarnation is buried: a hello from it later is
+	// refused as declared dead, never attached to the ended peer.
+	n.mu.Lock()
+	if s := n.slots[p.name]; s != nil {
+		s.bury(p.inc, time.Now())
+	}
+	n.mu.Unlock()
 	p.cancel() // its casts
 	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
