@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 )
 
 var (
@@ -131,6 +132,22 @@ func NewConsul(cfg ConsulConfig) (*Consul, error) {
 	}, nil
 }
 
+func init() {
+	discoveryhooks.DefaultLogger = func(p any, l *slog.Logger) {
+		if c, ok := p.(*Consul); ok {
+			c.defaultLogger(l)
+		}
+	}
+}
+
+// defaultLogger sets the logger when the configuration had none; a
+// provider that is already running keeps the one it has.
+func (p *Consul) defaultLogger(l *slog.Logger) {
+	if p.log == nil && l != nil {
+		p.log, p.updErrs.log = l, l
+	}
+}
+
 // Config returns the configuration in effect, defaults filled in.
 func (p *Consul) Config() ConsulConfig { return p.cfg }
 
@@ -139,6 +156,9 @@ func (p *Consul) Config() ConsulConfig { return p.cfg }
 // the registration only; the goroutines run until Stop. If registration
 // fails, nothing runs and Start may be called again.
 func (p *Consul) Start(ctx context.Context, self Member, notify func(Event)) error {
+	if p.log == nil {
+		p.defaultLogger(slog.Default())
+	}
 	if err := validateSelf(self); err != nil {
 		return err
 	}

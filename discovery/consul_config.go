@@ -44,7 +44,9 @@ type ConsulConfig struct {
 	BackoffMin time.Duration
 	BackoffMax time.Duration
 	// Logger receives agent errors, re-registrations and self-death.
-	// Default: text to stderr at Info.
+	// Default: the logger of the node that starts the provider
+	// (remote.Start hands it its own, which is the System's), or
+	// slog.Default() for a provider started by other code.
 	Logger *slog.Logger
 }
 
@@ -77,7 +79,6 @@ func DefaultConsulConfig() ConsulConfig {
 		MinQueryInterval:        DefaultConsulMinQuery,
 		BackoffMin:              DefaultConsulBackoffMin,
 		BackoffMax:              DefaultConsulBackoffMax,
-		Logger:                  slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 }
 
@@ -112,9 +113,6 @@ func (c ConsulConfig) withDefaults() (ConsulConfig, error) {
 	}
 	if c.BackoffMax == 0 {
 		c.BackoffMax = max(d.BackoffMax, c.BackoffMin)
-	}
-	if c.Logger == nil {
-		c.Logger = d.Logger
 	}
 	return c, c.validate()
 }

@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"errors"
+	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +124,7 @@ func TestConsulConfig(t *testing.T) {
 	require.Equal(t, time.Minute, c.DeregisterCriticalAfter)
 	require.Equal(t, 10*time.Second, c.WaitTime)
 	require.Equal(t, 50*time.Millisecond, c.MinQueryInterval)
-	require.NotNil(t, c.Logger)
+	require.Nil(t, c.Logger, "no default of its own: the node's logger is handed over at remote.Start")
 
 	c, err = ConsulConfig{TTL: 600 * time.Millisecond}.withDefaults()
 	require.NoError(t, err)
@@ -253,4 +254,22 @@ func TestConsulLifecycleWithoutAgent(t *testing.T) {
 	require.NoError(t, p.Stop(context.Background()), "idempotent")
 	require.True(t, errors.Is(p.Start(context.Background(), self, func(Event) {}), ErrStopped))
 	require.True(t, errors.Is(p.Update(context.Background(), self), ErrStopped))
+}
+
+// TestConsulLogsToTheNodesLoggerUnlessConfigured: remote.Start hands the
+// provider its node's logger (discoveryhooks.DefaultLogger); a Logger
+// set in the config is kept.
+func TestConsulLogsToTheNodesLoggerUnlessConfigured(t *testing.T) {
+	nodeLog := discardLogger()
+	c, err := NewConsul(ConsulConfig{Address: "127.0.0.1:1"})
+	require.NoError(t, err)
+	discoveryhooks.DefaultLogger(c, nodeLog)
+	require.Same(t, nodeLog, c.log)
+	require.Same(t, nodeLog, c.updErrs.log)
+
+	own := discardLogger()
+	c, err = NewConsul(ConsulConfig{Address: "127.0.0.1:1", Logger: own})
+	require.NoError(t, err)
+	discoveryhooks.DefaultLogger(c, nodeLog)
+	require.Same(t, own, c.log, "the configured logger stays")
 }

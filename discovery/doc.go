@@ -1,13 +1,22 @@
 // Package discovery tells a node which other node incarnations exist.
 //
 // A Provider registers this node and reports member events (up, updated,
-// down) that carry incarnations. The remote layer connects to members
-// that are up and fails everything pinned to an incarnation the moment it
-// is reported down.
+// down) that carry incarnations. The remote layer learns each member's
+// address from them, links to a member on the first message to it (and a
+// proxy pool links to every member that comes up), fails everything
+// pinned to an incarnation the moment it is reported down, and stops
+// dialling that incarnation's address.
 //
-// Two providers ship: Static, the embedded default (a fixed seed list;
-// liveness comes from link heartbeats), and Consul, which registers a
-// service instance per incarnation with a TTL health check and watches
-// the service with blocking health queries, so a node that freezes is
-// declared dead by Consul even while its sockets stay open.
+// Two providers ship:
+//
+//   - Static, the embedded default: a fixed seed list, each reported up
+//     with incarnation 0 (the handshake tells the real one). The remote
+//     layer keeps a native link to every seed: it dials each at start,
+//     redials while it is unreachable, and relinks when the link closes,
+//     so a seed that restarts is linked again with no user code.
+//     Liveness comes from the links' heartbeats alone.
+//   - Consul registers a service instance per incarnation with a TTL
+//     health check and watches the service with one blocking health
+//     query per node, so a node that freezes is declared dead by Consul
+//     even while its sockets stay open.
 package discovery

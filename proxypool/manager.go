@@ -89,7 +89,12 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	}
 	m.batch.Store(int64(cfg.BatchSize))
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	sup, err := supervisor.StartNamed(sys, supervisor.Spec{Strategy: supervisor.OneForOne, Intensity: 50, Period: 10 * time.Second}, SupervisorName)
+	sup, err := supervisor.StartNamed(sys, supervisor.Spec{
+		Strategy: supervisor.OneForOne, Intensity: 50, Period: 10 * time.Second,
+		// Its children are connection masters, one per peer: their
+		// starts are the runtime's routine, not the application's.
+		Logger: slog.New(routineAtDebug{m.log.Handler()}).With("tree", SupervisorName),
+	}, SupervisorName)
 	if err != nil {
 		m.cancel()
 		return nil, fmt.Errorf("proxypool: start supervisor: %w", err)

@@ -61,9 +61,27 @@ type Config struct {
 	VerifyPeer func(node string, state tls.ConnectionState) error
 	// Discovery reports the other nodes. Default: a Static provider over
 	// Seeds.
+	//
+	// What the node does with what discovery reports: it learns each
+	// member's address (and, from Consul, its incarnation: a newer one
+	// ends the older, a member reported down is gone, its calls fail and
+	// the node stops dialling that address). It links to a member on the
+	// first Send, Request, Cast or Call to it, or on Connect; a proxy pool
+	// (proxypool) links to every member that comes up. With a Static
+	// provider (the default, or a *discovery.Static given here) the node
+	// also keeps a native link to every seed: it dials each at start,
+	// redials while it is unreachable (backoff from 100 ms doubling to
+	// 5 s, jittered) and relinks when the link closes, whether the seed
+	// restarted (a new incarnation) or the network failed. A seed's
+	// liveness is judged by its links' heartbeats alone.
 	Discovery discovery.Provider
-	// Seeds, "name=host:port", feed the default Static provider.
+	// Seeds, "name=host:port", feed the default Static provider. A seed
+	// naming this node is skipped, so every node can share one list.
 	Seeds []string
+	// ManualConnect, when true, does not keep links to the Static
+	// provider's seeds: links come from the first message to a node or
+	// from Connect. Default false.
+	ManualConnect bool
 	// MaxFrameSize bounds one frame (a message, or a batch) in bytes; a
 	// peer announcing more has its link closed before anything is
 	// allocated. Default 64 MiB.

@@ -16,6 +16,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor/pidpb"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
@@ -92,6 +93,7 @@ type Node struct {
 	startFailed atomic.Bool   // Start returned an error: nothing to stop
 	stats       nodeStats
 	gate        *handshakeGate // handshakes in progress (accept.go)
+	dialLog     *dialLog       // failed dials, per peer
 	acceptLog   logLimiter     // accept errors
 	shedLog     logLimiter     // connections over a handshake cap
 	refusedLog  logLimiter     // failed inbound handshakes
@@ -166,6 +168,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
+	n.dialLog = newDialLog(n.log, dialLogEvery)
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
@@ -188,6 +191,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		}
 		n.disc = st
 	}
+	discoveryhooks.DefaultLogger(n.disc, cfg.Logger)
 	actorhooks.SetTransport(sys, (*transport)(n))
 	sys.OnStop(n.shutdown)
 	n.wg.Add(2)
@@ -199,6 +203,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		actorhooks.SetTransport(sys, nil)
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
+	n.keepSeeds()
 	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolWorkers())
 	return n, nil
 }
@@ -297,6 +302,12 @@ func (n *Node) onMember(ev discovery.Event) {
 			break
 		}
 		s.bury(m.Incarnation, time.Now())
+		if s.addrInc == m.Incarnation && !s.pinned {
+			// The address was that incarnation's: dialling it again could
+			// only reach a dead process or a stranger. The next Up
+			// brings the new one's.
+			s.addr, s.addrInc = "", 0
+		}
 		if s.cur != nil && s.cur.inc == m.Incarnation {
 			gone = s.cur
 		}
@@ -479,12 +490,12 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 	h := n.helloFor(wire.RoleNative, 0, node, 0)
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
-		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
+		n.dialLog.failed(node, addr, err)
 		return err
 	}
 	if _, err = n.attach(conn, srv, true, h.LinkID); err != nil {
 		conn.Close()
-		n.log.Warn("dial failed", "peer", node, "addr", addr, "err", err)
+		n.dialLog.failed(node, addr, err)
 	}
 	return err
 }

@@ -169,6 +169,7 @@ func (n *Node) closeAll() {
 			}
 		}
 		n.linkWG.Wait()
+		n.dialLog.close()
 		n.workers.close() // callworkers.go
 		n.each(func(h *Hooks) {
 			if h.OnClose != nil {

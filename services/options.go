@@ -41,4 +41,7 @@ func WithRetry(p RetryPolicy) CallOption {
 
 // Via makes the call from the sender handle h (its own ordering and, with
 // a proxy pool, its own proxy) instead of the System's root handle.
+// Without it, calls already use every proxy of the pool: calls from the
+// root handle need no order between them and are spread over the
+// proxies, so an HTTP handler's goroutines need no sender of their own.
 func Via(h *actor.Sender) CallOption { return func(o *callOptions) { o.sender = h } }

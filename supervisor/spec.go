@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -160,6 +161,11 @@ type Spec struct {
 	// Children are started in this order at init and stopped in the
 	// reverse order.
 	Children []ChildSpec
+	// Logger receives the supervisor's own lines (a child started,
+	// restarted, given up on). Default: the System's logger, with the
+	// supervisor's pid. mailroom's own trees (the proxy pool's) pass one
+	// labelled with their layer that keeps routine lines at Debug.
+	Logger *slog.Logger
 
 	now func() time.Time // the intensity clock; nil means time.Now (tests inject one)
 }

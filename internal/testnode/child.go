@@ -35,10 +35,12 @@ type Options struct {
 	Extra     map[string]string
 	// Consul, when set, is the agent address: the node uses Consul
 	// discovery (service "mailroom-test" unless ConsulService is set)
-	// instead of static seeds, with TTL (default 2s) refreshed every TTL/4.
+	// instead of static seeds, with TTL (default 2s) refreshed every
+	// Refresh (default TTL/4).
 	Consul        string
 	ConsulService string
 	TTL           time.Duration
+	Refresh       time.Duration
 }
 
 // MaybeRunChild runs this process as a child node when it was started by
@@ -171,7 +173,11 @@ func RemoteConfigWith(o Options, log *slog.Logger) (remote.Config, error) {
 	if svc == "" {
 		svc = "mailroom-test"
 	}
-	p, err := discovery.NewConsul(discovery.ConsulConfig{Address: o.Consul, Service: svc, TTL: ttl, RefreshEvery: ttl / 4, Logger: log})
+	refresh := o.Refresh
+	if refresh == 0 {
+		refresh = ttl / 4
+	}
+	p, err := discovery.NewConsul(discovery.ConsulConfig{Address: o.Consul, Service: svc, TTL: ttl, RefreshEvery: refresh, Logger: log})
 	if err != nil {
 		return rc, err
 	}
