@@ -12,6 +12,8 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/hooks"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/supervisor"
 )
@@ -21,6 +23,7 @@ import (
 // current incarnation.
 type Manager struct {
 	node  *remote.Node
+	host  poolpath.Host // the node as the pooled path sees it
 	sys   *actor.System
 	cfg   Config
 	log   *slog.Logger
@@ -34,11 +37,37 @@ type Manager struct {
 	closing bool
 	goDone  bool // OnClose began waiting for wg: no more goroutines
 
-	onLink func(*remote.PoolLink) // test hook: sees every pool link built
+	onLink func(poolpath.Link) // test hook: sees every pool link built
 
 	ctx    context.Context // cancelled at stop: ends pool dials
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // dials, link watchers, auto-starts
+}
+
+// hostOf is how a Manager reaches its node's pool hooks, which
+// remote.Node does not export (internal/hooks.PoolHost, set by remote's
+// init, which has run: this package imports remote).
+var hostOf = hooks.PoolHost.(func(*remote.Node) poolpath.Host)
+
+// Outgoing is a message a proxy pool dropped: the dead letter's Message
+// when a send or cast queued in a proxy is never written (its link
+// closed, its proxy ended). Its payload is gone with its batch.
+type Outgoing struct {
+	node, op string
+}
+
+// Node is the peer node the message was for.
+func (o *Outgoing) Node() string { return o.node }
+
+// Op is what it was: "send" or "cast".
+func (o *Outgoing) Op() string { return o.op }
+
+// dropped publishes a dead letter for a send or cast to node that a
+// proxy's queue dropped (poolpath.Options.Dropped).
+func (m *Manager) dropped(node string) func(op string, reason error) {
+	return func(op string, reason error) {
+		actorhooks.DeadLetter(m.sys, actor.PID{Node: node}, actor.PID{}, &Outgoing{node: node, op: op}, reason)
+	}
 }
 
 // SupervisorName is the registered name of the proxy pool supervisor.
@@ -53,7 +82,7 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	}
 	sys := node.System()
 	m := &Manager{
-		node: node, sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
+		node: node, host: hostOf(node), sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
 		conns: make(map[string]*Info),
 		auto:  make(map[string]bool),
 		dead:  make(map[string]*atomic.Uint64),
@@ -177,7 +206,7 @@ type Stats struct {
 
 // Stats returns the pooled-path figures for node.
 func (m *Manager) Stats(node string) Stats {
-	ps := m.node.PoolStatsFor(node)
+	ps := m.host.Stats(node)
 	s := Stats{
 		Batches: ps.Batches.Load(), Messages: ps.Messages.Load(), Bytes: ps.Bytes.Load(),
 		MeanBatch: ps.MeanBatch(), Replies: ps.Replies.Load(), GuardViolations: ps.GuardViolations.Load(),
@@ -185,7 +214,7 @@ func (m *Manager) Stats(node string) Stats {
 	for i := range s.Hist {
 		s.Hist[i] = ps.Hist[i].Load()
 	}
-	if pool := m.node.Route(node); pool != nil {
+	if pool := m.host.Route(node); pool != nil {
 		s.QueueBytes = pool.QueuedBytes()
 		s.QueueDepth = pool.QueueDepth()
 	}
@@ -198,7 +227,7 @@ func (m *Manager) Stats(node string) Stats {
 }
 
 func (m *Manager) onDeadLetter(d actor.DeadLetter) {
-	o, ok := d.Message.(*remote.Outgoing)
+	o, ok := d.Message.(*Outgoing)
 	if !ok {
 		return
 	}
@@ -338,8 +367,8 @@ func (m *Manager) stop(context.Context) error {
 	m.mu.Unlock()
 	m.cancel()
 	for _, n := range nodes {
-		if pool := m.node.Route(n); pool != nil {
-			m.node.Unpublish(pool, errors.New("local node stopping"))
+		if pool := m.host.Route(n); pool != nil {
+			m.host.Unpublish(pool, errors.New("local node stopping"))
 		}
 	}
 	return nil

@@ -47,6 +47,7 @@ type Stats struct {
 	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes
 	ReadBudgetWaits  uint64 // times a reader waited for read budget
 	BudgetTimeouts   uint64 // links closed after waiting the heartbeat window for read budget
+	FenceWaits       uint64 // times a reader began waiting on a fence (supersede.go)
 	FenceTimeouts    uint64 // fenced links closed because a fence waited the heartbeat window
 	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
 	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes
@@ -67,7 +68,8 @@ type nodeStats struct {
 	handshakesShed, acceptErrors                 atomic.Uint64
 
 	admissionWaits, tooLarge, readWaits, budgetTimeouts atomic.Uint64
-	fenceTimeouts, linksRefused, announcesRefused       atomic.Uint64
+	fenceWaits, fenceTimeouts, linksRefused             atomic.Uint64
+	announcesRefused                                    atomic.Uint64
 	watchesRefused, nodesForgotten                      atomic.Uint64
 }
 
@@ -101,6 +103,7 @@ func (n *Node) Stats() Stats {
 		ReadBudgetInUse:  n.readBudget.inUse(),
 		ReadBudgetWaits:  n.stats.readWaits.Load(),
 		BudgetTimeouts:   n.stats.budgetTimeouts.Load(),
+		FenceWaits:       n.stats.fenceWaits.Load(),
 		FenceTimeouts:    n.stats.fenceTimeouts.Load(),
 		LinksRefused:     n.stats.linksRefused.Load(),
 		AnnouncesRefused: n.stats.announcesRefused.Load(),

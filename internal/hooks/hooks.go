@@ -60,3 +60,13 @@ var (
 	// FailedOutcomes is a func(*actor.System) [3]uint64.
 	FailedOutcomes any
 )
+
+// PoolHost is a
+//
+//	func(*remote.Node) poolpath.Host
+//
+// set by package remote (not actor) when it is initialised: the pooled
+// path (proxypool) reaches a node through it, so that remote.Node
+// exports no pool hooks. proxypool imports remote, so it is set before
+// proxypool's own initialisation reads it.
+var PoolHost any
