@@ -58,7 +58,13 @@ type nodeOpts struct {
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	t.Helper()
-	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return startNodeLogged(t, name, o, slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// startNodeLogged is startNode with the node's logger.
+func startNodeLogged(t testing.TB, name string, o nodeOpts, log *slog.Logger) *tnode {
+	t.Helper()
+	sys, err := actor.Start(actor.Config{Name: name, Logger: log})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})

@@ -65,6 +65,9 @@ type Node struct {
 	stop        chan struct{}
 	stopped     chan struct{}
 	once        sync.Once
+
+	// nativeWatched: some hook has OnNativeTraffic (hooks.go).
+	nativeWatched atomic.Bool
 }
 
 // slot is what this node knows about one node name.

@@ -220,6 +220,7 @@ func (n *Node) Unpublish(pool *Pool, reason error) {
 		n.swapRoute(pool.node, nil)
 	}
 	n.mu.Unlock()
+	p.nativeNoted.Store(0) // the next native message is news (hooks.go)
 	if live {
 		links := make([]*link, len(pool.links))
 		for i, pl := range pool.links {
