@@ -26,23 +26,25 @@ type Config struct {
 	// caller wait (the default), FailFast returns actor.ErrOverloaded.
 	Policy actor.MailboxPolicy
 	// ManualConnect, when true, leaves connecting to the caller
-	// (StartConnection). By default a master is started for every peer the
-	// node links to or discovery reports (eager, ecall's behaviour), or
-	// for the peers traffic goes to (Lazy).
+	// (StartConnection): no pool is built by itself.
 	ManualConnect bool
-	// Lazy, when true, builds a pool toward a peer only when traffic to
-	// it warrants it: on the first Send, Cast, Request or Call to it that
-	// takes the native path (that message goes natively; the pool takes
-	// what follows once it is built). A pool that carried nothing for
-	// IdleTimeout is torn down the way StopConnection does it (per-sender
-	// order holds, nothing is lost silently), and the next message to the
-	// peer builds one again. Replies never build a pool: a node holds
-	// pools toward the peers it sends to, and its peers toward it.
-	// Pools started with StartConnection are never torn down for
-	// idleness. Default false: eager.
-	Lazy bool
+	// Eager, when true, builds a pool toward every peer the node links to
+	// or discovery reports, whether or not anything is sent there (ecall's
+	// behaviour): about 2 × pool size × (members − 1) links per node.
+	//
+	// By default pools are lazy: a pool toward a peer is built when
+	// traffic to it warrants it, on the first Send, Cast, Request or Call
+	// to it that takes the native path (that message goes natively; the
+	// pool takes what follows once it is built, behind a fence, so
+	// per-sender order holds). A pool that carried nothing for IdleTimeout
+	// is torn down the way StopConnection does it (order holds, nothing is
+	// lost silently), and the next message to the peer builds one again.
+	// Replies never build a pool, so a node holds pools toward the peers
+	// it sends to, and its peers toward it. Pools started with
+	// StartConnection are never torn down for idleness.
+	Eager bool
 	// IdleTimeout is how long a lazily built pool may carry nothing before
-	// it is torn down. Default 30 s.
+	// it is torn down (not with Eager). Default 30 s.
 	IdleTimeout time.Duration
 	// MaxPoolLinks caps the pool links this node dials, node-wide (a pool
 	// has one per proxy, as many as the peer's receiver pool has workers).

@@ -23,7 +23,7 @@ type Summary struct {
 	// every master (its peer's receiver pool size), built or not.
 	ReservedLinks int
 	// LazyBuilds counts masters started because traffic took the native
-	// path (Lazy); IdleTeardowns the pools torn down after IdleTimeout
+	// path (lazy pools, the default); IdleTeardowns the pools torn down after IdleTimeout
 	// with no traffic; CapRefusals the masters not started because of
 	// MaxPoolLinks.
 	LazyBuilds, IdleTeardowns, CapRefusals uint64
@@ -102,7 +102,7 @@ func (m *Manager) releaseLinks(node string) {
 	m.mu.Unlock()
 }
 
-// onNative is the remote layer's OnNativeTraffic, with Lazy: traffic to
+// onNative is the remote layer's OnNativeTraffic, with lazy pools: traffic to
 // node took the native path, so a pool toward it is warranted.
 func (m *Manager) onNative(node string) {
 	if _, ok := m.master(node); ok {
@@ -120,7 +120,7 @@ type idleState struct {
 	since   time.Time // when traffic last changed
 }
 
-// sweepIdle tears down, with Lazy, every pool the manager built by itself
+// sweepIdle tears down, with lazy pools, every pool the manager built by itself
 // that carried nothing for IdleTimeout; it runs until the manager stops.
 func (m *Manager) sweepIdle() {
 	every := min(max(m.cfg.IdleTimeout/4, 10*time.Millisecond), time.Second)

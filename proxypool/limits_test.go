@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestALazyPoolIsBuiltByTrafficAndTornDownWhenIdle: with Lazy, a linked
+// TestALazyPoolIsBuiltByTrafficAndTornDownWhenIdle: by default, a linked
 // peer gets no pool until a message goes to it; the first goes natively
 // and builds one; after IdleTimeout with nothing through it the pool is
 // torn down, and the next message builds it again. Per-sender order holds
@@ -24,7 +24,7 @@ func TestALazyPoolIsBuiltByTrafficAndTornDownWhenIdle(t *testing.T) {
 		sink := &orderSink{}
 		_, err := b.sys.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return sink }), "order")
 		require.NoError(t, err)
-		a := startNode(t, "a", nodeOpts{net: net, poolSize: 2, cfg: Config{Lazy: true, IdleTimeout: 200 * time.Millisecond}, seeds: []string{"b=" + b.n.Addr()}})
+		a := startNode(t, "a", nodeOpts{net: net, poolSize: 2, lazy: true, cfg: Config{IdleTimeout: 200 * time.Millisecond}, seeds: []string{"b=" + b.n.Addr()}})
 		// The seed link comes up by itself (remote keeps it); no pool.
 		eventually(t, "a linked to b", func() bool { _, ok := a.n.Peer("b"); return ok })
 		require.Equal(t, NotConnected, a.pool.ConnectionInfo("b").Status, "no traffic, no pool")

@@ -52,8 +52,10 @@ type Manager struct {
 // SupervisorName is the registered name of the proxy pool supervisor.
 const SupervisorName = "mailroom.proxypool"
 
-// Start runs the proxy pools of node. By default it connects to every
-// peer that comes up (ManualConnect turns that off). System.Stop stops it.
+// Start runs the proxy pools of node. By default a pool toward a peer is
+// built on the first message to it and torn down when idle (Config.Eager
+// builds one toward every peer that comes up; ManualConnect none).
+// System.Stop stops it.
 func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -92,12 +94,12 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 		OnForget:   m.onForget,
 		OnClose:    m.waitGoroutines,
 	}
-	if cfg.Lazy && !cfg.ManualConnect {
+	if !cfg.Eager && !cfg.ManualConnect {
 		hooks.OnNativeTraffic = m.onNative
 		m.goOwned(m.sweepIdle)
 	}
 	node.AddHooks(hooks)
-	if !cfg.ManualConnect && !cfg.Lazy {
+	if !cfg.ManualConnect && cfg.Eager {
 		for _, p := range node.Peers() {
 			m.onPeer(p)
 		}
@@ -266,7 +268,7 @@ func (m *Manager) notify(node string, msg any, start bool) {
 		_ = actorhooks.Inject(m.sys, pid, msg)
 		return
 	}
-	if start && !m.cfg.Lazy {
+	if start && m.cfg.Eager {
 		need := 0
 		if up, ok := msg.(peerUp); ok {
 			need = up.poolSize

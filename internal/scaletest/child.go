@@ -130,7 +130,7 @@ func Hook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if t := o.Extra[ExtraTargets]; t != "" {
 		targets = strings.Split(t, ",")
 	}
-	pools, err := proxypool.Start(n, proxypool.Config{Lazy: o.Extra[ExtraLazy] == "true"})
+	pools, err := proxypool.Start(n, proxypool.Config{Eager: o.Extra[ExtraLazy] != "true"})
 	if err != nil {
 		return err
 	}

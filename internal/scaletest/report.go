@@ -141,7 +141,7 @@ func WriteDoc(path string, runs []Result, command string) error {
 	p("Written by `%s` on %s (%s, GOMAXPROCS %d, Go %s). ", command, time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), runtime.GOMAXPROCS(0), runtime.Version())
 	p("Every node is a separate OS process on loopback with one Consul dev agent (TTL %v, refreshed every TTL/3), and a counting HTTP proxy in front of the agent for each node, so every request a node makes to Consul is counted. ", time.Duration(last.TTLMS)*time.Millisecond)
 	p("Each node calls (by name), requests (by the PID of an actor, which names its incarnation) and sends (numbered, one ordered sender) to %d random peers, at %.0f calls, %.0f requests and %.0f sends per second to each, with %d long calls kept open on each; then %d nodes are SIGKILLed at once and restarted under the same names. ", last.Targets, last.Load.CallsPerSec, last.Load.RequestsPerSec, last.Load.SendsPerSec, last.Load.Holders, last.Killed)
-	p("Each size runs twice: with lazy proxy pools (`proxypool.Config{Lazy: true}`: a pool only toward a peer a node sends to, torn down when idle) and with eager ones (the default: a pool toward every member, ecall's behaviour). ")
+	p("Each size runs twice: with lazy proxy pools (the default: a pool only toward a peer a node sends to, torn down when idle) and with eager ones (`proxypool.Config{Eager: true}`: a pool toward every member, ecall's behaviour). ")
 	p("Rerun it with `make test-scale`; it rewrites this page.\n\n")
 	p("The one-line summaries:\n\n```\n")
 	for _, r := range runs {
@@ -192,7 +192,7 @@ func WriteDoc(path string, runs []Result, command string) error {
 	ttl := time.Duration(last.TTLMS) * time.Millisecond
 	p("Assumptions: 1,000 nodes on 48-core hosts (pool size 48, the GOMAXPROCS default); each node talks to 10 peers; heartbeats every 1 s on an idle link (remote's default) and none on a busy one; Consul TTL %v refreshed every TTL/3; one blocking watch per node on the service, which returns whenever any member's health changes; figures per node unless said.\n\n", ttl)
 	refresh := 3 / ttl.Seconds()
-	p("| | eager pools (the default) | lazy pools (`Lazy: true`) |\n|---|--:|--:|\n")
+	p("| | eager pools (`Eager: true`) | lazy pools (the default) |\n|---|--:|--:|\n")
 	p("| pool links (out + in) | 2 × 48 × 999 = 95,904 | 2 × 48 × 10 = 960 |\n")
 	p("| native links | up to 999 (one per peer it has talked to or that dialed it) | the same: native links are not closed when idle yet, so a node that once talked to every peer keeps up to 999 |\n")
 	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 (10 native) to 2,000 (999 native) |\n")

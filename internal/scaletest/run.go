@@ -34,8 +34,8 @@ type Config struct {
 	// LoadFor is how long the load runs before the kill, and again after
 	// the restarted nodes are back.
 	LoadFor time.Duration
-	// Lazy starts every node's proxy pools lazily (proxypool.Config.Lazy):
-	// a pool only toward the peers a node sends to.
+	// Lazy starts every node's proxy pools lazily (proxypool's default):
+	// a pool only toward the peers a node sends to; false: Eager.
 	Lazy bool
 	// PoolSize is the receiver pool (and proxy pool) size of every node:
 	// the children's GOMAXPROCS, as remote.Config defaults it.
@@ -68,7 +68,7 @@ func (c *Config) defaults() {
 // Result is what one run measured.
 type Result struct {
 	Nodes int `json:"nodes"`
-	// Pools is "eager" or "lazy" (proxypool.Config.Lazy).
+	// Pools is "eager" (proxypool.Config.Eager) or "lazy".
 	Pools   string `json:"pools"`
 	Killed  int    `json:"killed"`
 	Targets int    `json:"targets"`
