@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent), the protoactor bridge module's tests, then the chaos suite without its soak
-test: vet fmt-check lint test-protoactor
+## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium, installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check lint chromium test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -24,6 +24,10 @@ test-scale: vet
 ## test-protoactor: the protoactor-go bridge (its own module, protoactor/): vet, gofmt check, every test with -race
 test-protoactor:
 	cd protoactor && $(GO) vet ./... && test -z "$$(gofmt -l .)" && $(GO) test -race -count=1 ./...
+
+## chromium: install Debian's chromium for the observer's browser test when it is missing (scripts/chromium.sh; under CI=true a failure fails)
+chromium:
+	scripts/chromium.sh
 
 ## test-short: the unit tests only, no Consul agent, no -race
 test-short:
@@ -75,6 +79,11 @@ demo-services:
 ## demo-protoactor: protoactor-go actors over mailroom's remote: a child node SIGKILLed under 1,000 pending futures
 demo-protoactor:
 	cd protoactor && $(GO) run ./examples/protoactor
+
+## demo-observer: the live view in the browser: three nodes (two child processes) under light load, one killed and restarted; prints the URL and runs until Ctrl-C (DEMO_ARGS="-for 20s" for a bounded run)
+DEMO_ARGS ?=
+demo-observer:
+	$(GO) run ./examples/observer $(DEMO_ARGS)
 
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:

@@ -71,6 +71,14 @@ func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (
 }
 
 func (s *System) call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error) {
+	v, err := s.callOnce(ctx, sender, node, fn, arg)
+	if err != nil {
+		s.countFailure(err)
+	}
+	return v, err
+}
+
+func (s *System) callOnce(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "call", Node: node, Target: fn, Err: err, Outcome: NotExecuted}
 	}

@@ -21,4 +21,7 @@ func init() {
 	hooks.NewFuture = (*System).newFuture
 	hooks.MailboxLen = (*System).mailboxLen
 	hooks.RestartProps = (*Props).asRestartOf
+	hooks.SampleMailboxes = (*System).sampleMailboxes
+	hooks.Value = (*System).value
+	hooks.FailedOutcomes = (*System).failedOutcomes
 }

@@ -30,8 +30,13 @@ type mailbox struct {
 	scheduled bool // a run is scheduled or running
 	userHeld  bool // user lane not taken (actor stopping)
 	closed    bool
-	room      chan struct{} // closed when room appears; nil when nobody waits
-	doneCh    chan struct{} // lazily made; closed by close()
+	// taken counts the user messages take handed to the actor since the
+	// last sample (sample.go), wrapping; inHand is the size of the batch
+	// the actor holds (until it comes back to take), so that a sample
+	// sees the backlog of an actor stuck in a long batch.
+	taken, inHand uint32
+	room          chan struct{} // closed when room appears; nil when nobody waits
+	doneCh        chan struct{} // lazily made; closed by close()
 
 	bound   int
 	policy  MailboxPolicy
@@ -180,6 +185,7 @@ func (m *mailbox) kick() bool {
 // scheduled and returns ok=false: the run must end.
 func (m *mailbox) take() (batch []envelope, sys bool, ok bool) {
 	m.mu.Lock()
+	m.inHand = 0
 	switch {
 	case len(m.sys) > 0:
 		batch, m.sys, m.spareSys = m.sys, m.spareSys[:0], nil
@@ -187,6 +193,8 @@ func (m *mailbox) take() (batch []envelope, sys bool, ok bool) {
 		sys = true
 	case !m.userHeld && len(m.user) > 0:
 		batch, m.user, m.spareUser = m.user, m.spareUser[:0], nil
+		m.taken += uint32(len(batch))
+		m.inHand = uint32(len(batch))
 	default:
 		m.scheduled = false
 		// Going idle: an idle actor keeps only small buffers.

@@ -34,9 +34,9 @@ type process struct {
 	chunk   []any         // reused batch buffer
 
 	state       procState
+	spawnFailed bool  // crashed in Started: Spawn returned the error
 	reason      error // why it stops; nil for a normal stop
 	name        string
-	spawnFailed bool // crashed in Started: Spawn returned the error
 	children    map[uint64]*process
 	watchers    map[PID]struct{}
 	watching    map[PID]struct{}

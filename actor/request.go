@@ -23,6 +23,14 @@ func (s *System) newFuture() *future.Future { return future.New(&s.late) }
 func (s *System) LateReplies() uint64 { return s.late.Load() }
 
 func (s *System) request(ctx context.Context, sender, to PID, msg any) (any, error) {
+	v, err := s.requestOnce(ctx, sender, to, msg)
+	if err != nil {
+		s.countFailure(err)
+	}
+	return v, err
+}
+
+func (s *System) requestOnce(ctx context.Context, sender, to PID, msg any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "request", Node: to.Node, Incarnation: to.Incarnation, Target: to.String(), Err: err, Outcome: NotExecuted}
 	}
@@ -41,6 +49,14 @@ func (s *System) request(ctx context.Context, sender, to PID, msg any) (any, err
 }
 
 func (s *System) requestNamed(ctx context.Context, sender PID, node, name string, msg any) (any, error) {
+	v, err := s.requestNamedOnce(ctx, sender, node, name, msg)
+	if err != nil {
+		s.countFailure(err)
+	}
+	return v, err
+}
+
+func (s *System) requestNamedOnce(ctx context.Context, sender PID, node, name string, msg any) (any, error) {
 	target := fmt.Sprintf("name %q", name)
 	if err := ctx.Err(); err != nil {
 		return nil, &Error{Op: "request", Node: node, Target: target, Err: err, Outcome: NotExecuted}

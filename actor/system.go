@@ -37,6 +37,10 @@ type System struct {
 
 	remote atomic.Pointer[remoteBox]
 
+	sampler  sampler  // mailbox samples for the read side (sample.go)
+	failures failures // failed calls and requests by outcome (outcomes.go)
+	values   sync.Map // what mailroom's layers keep per System (actorhooks.Value)
+
 	hookMu sync.Mutex // protects hooks
 	hooks  []StopHook
 

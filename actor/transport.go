@@ -112,3 +112,13 @@ func (s *System) mailboxLen(pid PID) int {
 	defer p.mb.mu.Unlock()
 	return len(p.mb.user)
 }
+
+// value returns what a layer keeps on s under key, made by mk the first
+// time (actorhooks.Value).
+func (s *System) value(key any, mk func() any) any {
+	if v, ok := s.values.Load(key); ok {
+		return v
+	}
+	v, _ := s.values.LoadOrStore(key, mk())
+	return v
+}

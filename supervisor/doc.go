@@ -27,6 +27,7 @@
 //	// ...
 //	pid, err := supervisor.StartChild(ctx, sys, sup, supervisor.ChildSpec{ID: "job-7", Props: jobProps, Restart: supervisor.Temporary})
 //	kids, err := supervisor.WhichChildren(ctx, sys, sup)
+//	trees := supervisor.Trees(ctx, sys) // every tree on sys, restart counts included
 //	err = sys.Stop(ctx) // stops the tree: each supervisor stops its children in reverse order
 //
 // # The caller's duties
@@ -57,7 +58,9 @@
 //     same node; its requests are Go values that do not cross the wire.
 //     Sent to an actor that is not a supervisor, a request fails with
 //     ErrNotSupervisor if the actor answers, and waits for ctx if it
-//     does not: bound it with ctx.
+//     does not: bound it with ctx. Trees asks every supervisor on the
+//     node the same way (each answers between its messages); one that is
+//     busy past ctx is reported with Err, the others still are.
 //   - A supervisor handles only lifecycle messages and the dynamic API;
 //     anything else sent to it is dropped.
 //

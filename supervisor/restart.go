@@ -146,3 +146,19 @@ func (w *restartWindow) add() bool {
 
 // count is the number of restarts in the window as of the last add.
 func (w *restartWindow) count() int { return len(w.times) }
+
+// recent is the number of restarts within the period now, without
+// recording one.
+func (w *restartWindow) recent() int {
+	if w.now == nil {
+		return 0 // not initialised: the supervisor has not started
+	}
+	cut := w.now().Add(-w.period)
+	n := 0
+	for _, t := range w.times {
+		if !t.Before(cut) {
+			n++
+		}
+	}
+	return n
+}

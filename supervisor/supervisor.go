@@ -73,6 +73,10 @@ type child struct {
 
 // Receive is the supervisor's behaviour.
 func (s *supervisor) Receive(c *actor.Context) {
+	if _, ok := c.Message().(actor.Stopped); ok {
+		registryOf(c.System()).remove(c.Self())
+		return
+	}
 	if s.gaveUp {
 		return // children stopped, exit requested: ignore the rest
 	}
@@ -87,6 +91,8 @@ func (s *supervisor) Receive(c *actor.Context) {
 		s.stopAll(c)
 	case startChildReq, terminateChildReq, restartChildReq, deleteChildReq, whichChildrenReq:
 		c.Respond(s.handle(c, m))
+	case treeReq:
+		c.Respond(s.tree(c))
 	}
 }
 
@@ -118,6 +124,7 @@ func (s *supervisor) init(c *actor.Context) {
 		}
 		s.add(ch, pid)
 	}
+	registryOf(c.System()).add(c.Self(), c.Parent())
 }
 
 // spawn starts an instance of ch; r, when set, makes it a restart.

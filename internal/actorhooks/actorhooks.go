@@ -2,8 +2,10 @@ package actorhooks
 
 import (
 	"context"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorstats"
 	"github.com/mailroom-go/mailroom/internal/future"
 	"github.com/mailroom-go/mailroom/internal/hooks"
 	"google.golang.org/protobuf/proto"
@@ -111,4 +113,28 @@ var (
 	// RestartProps returns a copy of p whose instance first receives r:
 	// for a supervisor replacing a child.
 	RestartProps = hooks.RestartProps.(func(p *actor.Props, r actor.Restarting) *actor.Props)
+
+	// SampleMailboxes walks sys's actors and returns how deep their
+	// mailboxes are (a histogram, the total, the top deepest) and how many
+	// messages each took since the previous sample (the top busiest, with
+	// rates). A sample no older than maxAge taken for at least top is
+	// shared instead of walking again. The walk takes each table shard's
+	// read lock and each mailbox's lock in turn, briefly: its cost is per
+	// sample and per actor, nothing per message. For the read side (the
+	// observer, the metrics); rates are per interval between samples,
+	// whoever took them.
+	SampleMailboxes = hooks.SampleMailboxes.(func(sys *actor.System, top int, maxAge time.Duration) actorstats.Sample)
+
+	// Value returns what a layer keeps on sys under key (a value of an
+	// unexported type of its own), made by mk the first time: for state
+	// that belongs to one System, never to the package (the supervisor's
+	// registry of supervisors).
+	Value = hooks.Value.(func(sys *actor.System, key any, mk func() any) any)
+
+	// FailedOutcomes counts the calls and requests made on sys (Call,
+	// Request, RequestNamed, from any Caller) that returned an error, by
+	// actor.Outcome: indexed by actor.Execution (Executed: the handler's
+	// rejection or panic; NotExecuted; MayHaveExecuted). Counted on the
+	// error path only; successes are not counted here.
+	FailedOutcomes = hooks.FailedOutcomes.(func(sys *actor.System) [3]uint64)
 )

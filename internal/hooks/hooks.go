@@ -49,4 +49,14 @@ var (
 
 	// RestartProps is a func(*actor.Props, actor.Restarting) *actor.Props.
 	RestartProps any
+
+	// SampleMailboxes is a
+	// func(*actor.System, top int, maxAge time.Duration) actorstats.Sample.
+	SampleMailboxes any
+
+	// Value is a func(*actor.System, key any, mk func() any) any.
+	Value any
+
+	// FailedOutcomes is a func(*actor.System) [3]uint64.
+	FailedOutcomes any
 )

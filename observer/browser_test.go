@@ -1,0 +1,216 @@
+package observer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/supervisor"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBrowser loads the page of a live three-node cluster (three nodes in
+// this process, over TCP, with proxy pools) in headless Chromium, after
+// one node was stopped and started again, and asserts from the DOM
+// Chromium rendered (the page's script draws everything) that it shows
+// the three nodes, the new incarnation beside the old one gone, a
+// supervision tree with its children and a restart, and pools with
+// batches. It writes the page's screenshot to docs/img/observer.png.
+func TestBrowser(t *testing.T) {
+	bin := chromium(t)
+	a, b, c := startNode(t, "a"), startNode(t, "b"), startNode(t, "c")
+	srv := httptest.NewServer(Handler(a.n, Options{Pools: a.pool, Token: "browser-test-token"}))
+	t.Cleanup(srv.Close)
+	for _, p := range []*tnode{b, c} {
+		require.NoError(t, a.n.Connect(ctxT(t), p.sys.Name(), p.n.Addr()))
+	}
+	require.NoError(t, b.n.Connect(ctxT(t), "c", c.n.Addr()))
+
+	// A tree: "app" with two workers and a nested "jobs" supervisor; one
+	// worker crashes once.
+	worker := actor.PropsFromFunc(func(c *actor.Context) {
+		if c.Message() == "crash" {
+			panic("crash on purpose")
+		}
+	})
+	app, err := supervisor.StartNamed(a.sys, supervisor.Spec{Strategy: supervisor.OneForOne, Children: []supervisor.ChildSpec{
+		{ID: "orders", Props: worker, Name: "orders"},
+		{ID: "billing", Props: worker},
+		supervisor.Nested("jobs", supervisor.Spec{Children: []supervisor.ChildSpec{{ID: "job-1", Props: worker}, {ID: "job-2", Props: worker}}}),
+	}}, "app")
+	require.NoError(t, err)
+	orders, _ := a.sys.Lookup("orders")
+	a.sys.Send(orders, "crash")
+	eventually(t, "orders restarted", func() bool {
+		kids, err := supervisor.WhichChildren(ctxT(t), a.sys, app)
+		return err == nil && kids[0].Restarts == 1 && !kids[0].PID.IsZero()
+	})
+
+	// Light load through the pools, then a restart of c.
+	calls := func(node string, n int) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8*n)
+		for range 8 {
+			wg.Go(func() {
+				for range n {
+					_, err := a.sys.Call(ctxT(t), node, "echo", &testpb.Echo{Text: "load"})
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	eventually(t, "pools to b and c", func() bool {
+		return a.pool.ConnectionInfo("b").Status.String() == "connected" && a.pool.ConnectionInfo("c").Status.String() == "connected"
+	})
+	calls("b", 50)
+	calls("c", 20)
+	oldC := fmt.Sprintf("%x", c.sys.Incarnation())
+	c.stop()
+	c2 := startNode(t, "c")
+	newC := fmt.Sprintf("%x", c2.sys.Incarnation())
+	require.NotEqual(t, oldC, newC)
+	require.NoError(t, a.n.Connect(ctxT(t), "c", c2.n.Addr()))
+	eventually(t, "a's pool to the new c", func() bool {
+		info := a.pool.ConnectionInfo("c")
+		return info.Status.String() == "connected" && fmt.Sprintf("%x", info.Incarnation) == newC
+	})
+	calls("c", 20)
+
+	// A call left pending on b, and an actor with a backlog, for the
+	// screenshot.
+	pendingCtx, cancelPending := context.WithCancel(context.Background())
+	callDone := make(chan struct{})
+	go func() {
+		defer close(callDone)
+		_, _ = a.sys.Call(pendingCtx, "b", "sleep", &testpb.Sleep{Millis: 60_000})
+	}()
+	t.Cleanup(func() { cancelPending(); <-callDone })
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	stuck, err := a.sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
+		if c.Message() == "block" {
+			<-gate
+		}
+	}), "reports")
+	require.NoError(t, err)
+	for range 120 {
+		a.sys.Send(stuck, "block")
+	}
+
+	url := srv.URL + "/?token=browser-test-token"
+	var snap Snapshot
+	eventually(t, "the old c down in the snapshot", func() bool {
+		getJSON(t, srv.URL+"/api/members?token=browser-test-token", &snap.Members)
+		st := map[string]string{}
+		for _, in := range snap.Members.Incarnations {
+			st[in.Incarnation] = in.State
+		}
+		return st[oldC] == "down" && st[newC] == "up"
+	})
+	eventually(t, "the pending call in the snapshot", func() bool {
+		getJSON(t, srv.URL+"/api/pending?token=browser-test-token", &snap.Pending)
+		return snap.Pending.Total == 1
+	})
+
+	// The DOM as Chromium renders it.
+	dom := string(runChromium(t, bin, "--dump-dom", url))
+	require.Contains(t, dom, `<span id="node-name">a</span>`, "the page says which node serves it")
+
+	members := tags(dom, "tr", "member")
+	state := map[string]string{} // node/incarnation -> state
+	nodes := map[string]bool{}
+	for _, m := range members {
+		state[m["data-node"]+"/"+m["data-incarnation"]] = m["data-state"]
+		nodes[m["data-node"]] = true
+	}
+	require.Equal(t, map[string]bool{"a": true, "b": true, "c": true}, nodes, "the three nodes: %v", members)
+	require.Equal(t, "up", state[fmt.Sprintf("a/%x", a.sys.Incarnation())])
+	require.Equal(t, "up", state[fmt.Sprintf("b/%x", b.sys.Incarnation())])
+	require.Equal(t, "down", state["c/"+oldC], "c's first incarnation, gone")
+	require.Equal(t, "up", state["c/"+newC], "c's new incarnation")
+
+	sups := tags(dom, "li", "sup")
+	children := tags(dom, "li", "child")
+	ids := map[string]int{}
+	for _, ch := range children {
+		n, err := strconv.Atoi(ch["data-restarts"])
+		require.NoError(t, err)
+		ids[ch["data-id"]] = n
+	}
+	require.GreaterOrEqual(t, len(sups), 3, "app, jobs and the proxy pool's supervisor")
+	require.Contains(t, dom, `supervisor `+app.String()+` "app"`)
+	require.Equal(t, 1, ids["orders"], "orders restarted once: %v", ids)
+	require.Contains(t, ids, "billing")
+	require.Contains(t, ids, "job-1")
+	require.Contains(t, ids, "job-2")
+	jobs := tags(dom, "li", "sup")
+	var sawJobs bool
+	for _, s := range jobs {
+		sawJobs = sawJobs || s["data-id"] == "jobs"
+	}
+	require.True(t, sawJobs, "the nested supervisor under app")
+
+	peers := map[string]map[string]string{}
+	for _, p := range tags(dom, "tr", "peer") {
+		peers[p["data-node"]] = p
+	}
+	for _, node := range []string{"b", "c"} {
+		p := peers[node]
+		require.NotNil(t, p, "peer %s listed: %v", node, peers)
+		require.Equal(t, "connected", p["data-status"], node)
+		n, err := strconv.ParseUint(p["data-batches"], 10, 64)
+		require.NoError(t, err)
+		require.Positive(t, n, "%s's pool has batches", node)
+	}
+	require.Regexp(t, `<div class="hist small">(<div class="bar"[^>]*></div>)+</div>`, dom, "batch-size histograms drawn")
+	require.Regexp(t, `<div id="status" class="status">updated`, dom, "the script drew the page")
+
+	// The screenshot, for the README.
+	out := filepath.Join("..", "docs", "img", "observer.png")
+	shot := filepath.Join(t.TempDir(), "observer.png")
+	runChromium(t, bin, "--screenshot="+shot, "--window-size=1400,1000", url)
+	png, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG")
+	require.Greater(t, len(png), 20_000, "a page with data, not a blank one")
+	require.NoError(t, os.WriteFile(out, png, 0o644))
+}
+
+var (
+	tagRE  = regexp.MustCompile(`<(tr|li)\s[^>]*>`)
+	attrRE = regexp.MustCompile(`([a-z-]+)="([^"]*)"`)
+)
+
+// tags are the attributes of every <name> element of dom whose class
+// list starts with class.
+func tags(dom, name, class string) []map[string]string {
+	var out []map[string]string
+	for _, m := range tagRE.FindAllStringSubmatch(dom, -1) {
+		if m[1] != name {
+			continue
+		}
+		attrs := map[string]string{}
+		for _, a := range attrRE.FindAllStringSubmatch(m[0], -1) {
+			attrs[a[1]] = a[2]
+		}
+		cls := attrs["class"]
+		if cls == class || len(cls) > len(class) && cls[:len(class)+1] == class+" " {
+			out = append(out, attrs)
+		}
+	}
+	return out
+}
