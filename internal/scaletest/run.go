@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -312,7 +313,7 @@ func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 		c.mu.Lock()
 		for _, x := range []*member{culprit, observer} {
 			if x != nil && x.child != nil {
-				missing += "\n" + x.name + "'s log:\n" + tail(x.child.Stderr(), 15)
+				missing += "\n" + x.name + "'s log (errors, and the last lines):\n" + notable(x.child.Stderr(), 10) + "\n...\n" + tail(x.child.Stderr(), 8)
 			}
 		}
 		if observer != nil {
@@ -354,6 +355,17 @@ func (c *cluster) awaitDetection(victims []*member, old map[string]string, killA
 		return nil, fmt.Errorf("detection not complete within %v: %s", within, missing)
 	}
 	return out, nil
+}
+
+// notable is the first n lines of log at level ERROR.
+func notable(log string, n int) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "level=ERROR") && len(out) < n {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // seenOf is what s's node saw of node's incarnations.
