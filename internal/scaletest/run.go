@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/consultest"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	// other).
 	Consul, Service string
 	// TTL is the Consul health check's TTL (refreshed every TTL/3).
+	// Default discovery.DefaultConsulTTL, what a node gets by default: a
+	// shorter one makes nodes on a starved machine miss their refresh
+	// and, as designed, declare themselves dead.
 	TTL time.Duration
 	// Dir holds the nodes' report files.
 	Dir string
@@ -50,7 +54,7 @@ func (c *Config) defaults() {
 		c.Targets = 4
 	}
 	if c.TTL == 0 {
-		c.TTL = 2 * time.Second
+		c.TTL = discovery.DefaultConsulTTL
 	}
 	if c.StartParallel == 0 {
 		c.StartParallel = 4
