@@ -187,6 +187,7 @@ func WriteDoc(path string, runs []Result, command string) error {
 	p("Memory is called flat when the mean node grows by less than a quarter MB per added node. ")
 	p("Links: with eager pools a node builds a pool (pool size links) toward every member and accepts one from each, so links grow with the cluster (about 2 × pool size × (N − 1) + native links); with lazy pools only toward the peers it sends to, and its links grow with its active peers. Native links stay: one per peer a node talked to or that dialed it (they are not closed when idle; see below).\n\n")
 
+	p("%s", seenRunning)
 	p("## On paper: 1,000 nodes\n\n")
 	perNodeReq := last.ConsulReqPerS / float64(last.Nodes)
 	ttl := time.Duration(last.TTLMS) * time.Millisecond
@@ -231,3 +232,10 @@ func machine() string {
 	}
 	return fmt.Sprintf("%s, %d cores", model, cores)
 }
+
+// seenRunning is what running the test on a loaded machine showed.
+const seenRunning = `## Seen while running it
+
+On this 2-core machine with other jobs beside it (load average 12 to 27), about one 32-node run in five did not converge: one node never listed another for the whole minute, with no error from either. What the logs showed: with a 2 s TTL, nodes whose refresh came late declared themselves dead, as designed (now the test uses the default 3 s TTL). With 3 s, a node that was running and refreshing on time was still missing from one peer's member list: the likely cause is the agent itself, starved, letting the TTL check expire between two refreshes it had not yet processed, so that a watcher read the instance critical for an instant and tombstoned it (down is final), while the node's own watch never saw itself critical and it kept running. Until it talks to that peer, which then refuses it as declared dead and so stops it, the two disagree. Not fixed: the node cannot learn from Consul that its check was critical for an instant; a fix would need the refresher to read back its check's status history, or peers to tell a node they hold it dead. On a quiet machine every run converged.
+
+`
