@@ -37,6 +37,21 @@
 //     half-close: per-sender order holds and every send arrives or is
 //     counted (internal/wire/SPEC.md, "Fences").
 //
+// # Which peers get a pool
+//
+// Lazy (the default): a master only for a peer traffic goes to: the
+// first Send, Cast, Request or Call to it that takes the native path
+// builds one (that message goes natively), and a pool that carried
+// nothing for Config.IdleTimeout (30 s) is torn down as StopConnection
+// does it, so links follow the peers a node talks to. Eager
+// (Config.Eager, ecall's behaviour): a master for every peer the node
+// links to or discovery reports, so a node holds a pool toward every
+// member and a receiver pool for every member's pool: about 2 × pool
+// size × (members − 1) links (docs/SCALE.md measures both).
+// ManualConnect: only StartConnection.
+// Config.MaxPoolLinks caps the pool links a node dials, whatever the mode:
+// a peer over the cap is served natively, and Summary counts it.
+//
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "a"})

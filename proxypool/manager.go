@@ -36,6 +36,14 @@ type Manager struct {
 	dead    map[string]*atomic.Uint64 // dead letters of queued pool traffic, by node
 	closing bool
 	goDone  bool // OnClose began waiting for wg: no more goroutines
+	// links is the pool links reserved for each master under
+	// MaxPoolLinks (limits.go); capLogged when a refusal was last logged,
+	// by peer.
+	links     map[string]int
+	capLogged map[string]time.Time
+	// idle follows the traffic of each lazily built pool (limits.go).
+	idle map[string]*idleState
+	sum  summaryCounts
 
 	onLink func(poolpath.Link) // test hook: sees every pool link built
 
@@ -73,8 +81,10 @@ func (m *Manager) dropped(node string) func(op string, reason error) {
 // SupervisorName is the registered name of the proxy pool supervisor.
 const SupervisorName = "mailroom.proxypool"
 
-// Start runs the proxy pools of node. By default it connects to every
-// peer that comes up (ManualConnect turns that off). System.Stop stops it.
+// Start runs the proxy pools of node. By default a pool toward a peer is
+// built on the first message to it and torn down when idle (Config.Eager
+// builds one toward every peer that comes up; ManualConnect none).
+// System.Stop stops it.
 func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -86,6 +96,10 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 		conns: make(map[string]*Info),
 		auto:  make(map[string]bool),
 		dead:  make(map[string]*atomic.Uint64),
+
+		links:     make(map[string]int),
+		capLogged: make(map[string]time.Time),
+		idle:      make(map[string]*idleState),
 	}
 	m.batch.Store(int64(cfg.BatchSize))
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -102,14 +116,19 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	m.sup = sup
 	sys.SubscribeDeadLetters(m.onDeadLetter)
 	sys.OnStop(m.stop)
-	node.AddHooks(remote.Hooks{
+	hooks := remote.Hooks{
 		OnPeer:     m.onPeer,
 		OnPeerGone: m.onPeerGone,
 		OnMember:   m.onMember,
 		OnForget:   m.onForget,
 		OnClose:    m.waitGoroutines,
-	})
-	if !cfg.ManualConnect {
+	}
+	if !cfg.Eager && !cfg.ManualConnect {
+		hooks.OnNativeTraffic = m.onNative
+		m.goOwned(m.sweepIdle)
+	}
+	node.AddHooks(hooks)
+	if !cfg.ManualConnect && cfg.Eager {
 		for _, p := range node.Peers() {
 			m.onPeer(p)
 		}
@@ -131,10 +150,12 @@ func (m *Manager) StartConnection(ctx context.Context, node string) error {
 	m.mu.Lock()
 	delete(m.auto, node) // the user's: kept until StopConnection
 	m.mu.Unlock()
-	return m.startConnection(ctx, node)
+	return m.startConnection(ctx, node, 0)
 }
 
-func (m *Manager) startConnection(ctx context.Context, node string) error {
+// startConnection starts a master for node; need is the size of the
+// peer's receiver pool when the caller knows it (0: look it up).
+func (m *Manager) startConnection(ctx context.Context, node string, need int) error {
 	if node == m.sys.Name() {
 		return fmt.Errorf("proxypool: start connection: %q is this node", node)
 	}
@@ -148,11 +169,17 @@ func (m *Manager) startConnection(ctx context.Context, node string) error {
 	if exists {
 		return nil
 	}
+	if err := m.reserveLinks(node, need); err != nil {
+		return err
+	}
 	_, err := supervisor.StartChild(ctx, m.sys, m.sup, supervisor.ChildSpec{
 		ID: node, Props: masterProps(m, node), Restart: supervisor.Permanent, Shutdown: 10 * time.Second,
 	})
 	if errors.Is(err, supervisor.ErrIDTaken) {
 		return nil // started meanwhile
+	}
+	if err != nil {
+		m.releaseLinks(node)
 	}
 	return err
 }
@@ -175,6 +202,7 @@ func (m *Manager) StopConnection(ctx context.Context, node string) error {
 	if err := supervisor.DeleteChild(ctx, m.sys, m.sup, node); err != nil && !errors.Is(err, supervisor.ErrUnknownChild) {
 		return err
 	}
+	m.releaseLinks(node)
 	return nil
 }
 
@@ -269,10 +297,22 @@ func (m *Manager) notify(node string, msg any, start bool) {
 		_ = actorhooks.Inject(m.sys, pid, msg)
 		return
 	}
+	if start && m.cfg.Eager {
+		need := 0
+		if up, ok := msg.(peerUp); ok {
+			need = up.poolSize
+		}
+		m.autoStart(node, need)
+	}
+}
+
+// autoStart starts a master for node on the manager's own account (it
+// goes with the node name, or for idleness when lazy). It never blocks.
+func (m *Manager) autoStart(node string, need int) {
 	m.mu.Lock()
 	closing := m.closing
 	m.mu.Unlock()
-	if !start || m.cfg.ManualConnect || closing {
+	if m.cfg.ManualConnect || closing {
 		return
 	}
 	m.mu.Lock()
@@ -283,7 +323,7 @@ func (m *Manager) notify(node string, msg any, start bool) {
 	m.goOwned(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 		defer cancel()
-		if err := m.startConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
+		if err := m.startConnection(ctx, node, need); err != nil && !errors.Is(err, actor.ErrStopped) && !errors.Is(err, ErrPoolLinkCap) && m.ctx.Err() == nil {
 			m.log.Warn("could not start a connection master", "peer", node, "err", err)
 		}
 	})
@@ -331,6 +371,7 @@ func (m *Manager) onForget(node string) {
 	auto := m.auto[node]
 	delete(m.auto, node)
 	delete(m.dead, node)
+	delete(m.capLogged, node)
 	m.mu.Unlock()
 	if !auto {
 		return

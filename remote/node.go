@@ -114,6 +114,9 @@ type Node struct {
 	// afterPoolRefused, in tests, runs when a pool refused a call's push,
 	// before the caller takes its call back.
 	afterPoolRefused func()
+
+	// nativeWatched: some hook has OnNativeTraffic (hooks.go).
+	nativeWatched atomic.Bool
 }
 
 // slot is what this node knows about one node name.

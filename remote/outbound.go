@@ -91,6 +91,9 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			return actor.NewError(op, node, p.inc, tg.String(), err)
 		}
 		n.stats.sendsNative.Add(1)
+		if n.nativeWatched.Load() {
+			n.noteNative(p)
+		}
 		return nil
 	}
 }
@@ -218,6 +221,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
 		n.stats.callsNative.Add(1)
+		if n.nativeWatched.Load() {
+			n.noteNative(np)
+		}
 		p = np
 	}
 	if pc.wait(ctx) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -26,6 +27,9 @@ type peer struct {
 	pathMu sync.RWMutex
 
 	adm *admission // its calls and casts running here (admission.go)
+	// nativeNoted is when its native traffic was last reported to
+	// OnNativeTraffic (unix ns; hooks.go).
+	nativeNoted atomic.Int64
 	// running are its calls executing here (running.go).
 	running runningCalls
 	ctx     context.Context    // done when the incarnation is gone: its casts run under it

@@ -229,6 +229,7 @@ func (n *Node) unpublishPool(pool *pubPool, reason error) {
 		n.swapRoute(pool.node, nil)
 	}
 	n.mu.Unlock()
+	p.nativeNoted.Store(0) // the next native message is news (hooks.go)
 	if live {
 		p.fenceLinks(pool.linkList())
 		p.pathMu.Unlock()
