@@ -57,6 +57,7 @@ type link struct {
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen        uint64        // reads at the last check (liveness loop only)
+	missed      int64         // heartbeat intervals counted missed since last heard (liveness loop only)
 	pongs       atomic.Uint64 // pongs received
 	pings       uint64        // pings enqueued; under mu
 	barriers    []barrier     // waiting for pongs; under mu
@@ -203,6 +204,7 @@ func (l *link) writeLoop() {
 		l.mu.Unlock()
 		// From here the frames may reach the peer even if the write fails:
 		// count them as sent before trying, never after.
+		l.node.stats.framesOut.Add(seq - l.flushed.Load()) // the writer alone stores flushed
 		l.flushed.Store(seq)
 		l.wmu.Lock()
 		written, err := l.conn.Write(out)

@@ -67,6 +67,7 @@ func (r *linkReader) read() *inboundCall {
 		}
 		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
+		l.node.stats.framesIn.Add(1)
 		err = r.dispatch(l, k, body)
 		l.reads.Add(1)
 		c := l.inline
