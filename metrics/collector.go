@@ -42,7 +42,7 @@ var (
 	descDeadLetters = desc("mailroom_actor_dead_letters_total",
 		"Messages that will never be delivered, by reason (no_process, mailbox_full, unreachable, stopped, other).", "reason")
 	descMailboxDepth = desc("mailroom_actor_mailbox_depth",
-		"Mailbox depth of every actor at the last sample (user messages waiting or being handled).")
+		"Mailbox depth of every actor at the last sample (user messages waiting or being handled): a snapshot, its buckets are not cumulative over time.")
 	descDeepest = desc("mailroom_actor_mailbox_deepest",
 		"Depth of the rank-th deepest mailbox at the last sample (rank 1..5; the observer names the actors).", "rank")
 	descLateReplies = desc("mailroom_actor_late_replies_total",

@@ -14,6 +14,12 @@
 // per peer node (and, for pending calls, its current incarnation) at
 // most, never per actor or per call. The README lists every family.
 //
+// The mailbox depth histogram (mailroom_actor_mailbox_depth) is a
+// snapshot of every actor at the last sample, not counts accumulated over
+// time: read its buckets as they are (histogram_quantile over the raw
+// buckets), never through rate(). The text exposition has no gauge
+// histogram, which is what it is.
+//
 // The deepest mailboxes are exported by rank (mailroom_actor_mailbox_deepest
 // with rank 1..5), without the actors' identity: which actor it is
 // changes from scrape to scrape and would make a series per actor; the

@@ -299,3 +299,19 @@ func TestRegisterRefusals(t *testing.T) {
 		require.True(t, strings.HasPrefix(mf.GetName(), "mailroom_services_"), "left registered: %s", mf.GetName())
 	}
 }
+
+// TestTwoNodesOneRegistry: the documented way to export two nodes of one
+// process on one registry, a label per node, scrapes both apart.
+func TestTwoNodesOneRegistry(t *testing.T) {
+	a, b := startNode(t, "a"), startNode(t, "b")
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(prometheus.WrapRegistererWith(prometheus.Labels{"mailroom_node": "a"}, reg), a.n))
+	require.NoError(t, Register(prometheus.WrapRegistererWith(prometheus.Labels{"mailroom_node": "b"}, reg), b.n, WithPools(b.pool)))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	t.Cleanup(srv.Close)
+	mfs := scrape(t, srv.URL)
+	for _, n := range []*tnode{a, b} {
+		inc := strconv.FormatUint(n.sys.Incarnation(), 16)
+		require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", n.sys.Name(), "node", n.sys.Name(), "incarnation", inc))
+	}
+}

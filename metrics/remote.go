@@ -31,7 +31,9 @@ var (
 	descMessages = desc("mailroom_remote_messages_sent_total",
 		"Messages handed to other nodes, by operation (send: sends and casts; call: calls and requests) and path (native, pooled).", "op", "path")
 	descReceived = desc("mailroom_remote_messages_received_total",
-		"Sends, casts, calls and requests read from links, by result (delivered: handed on; refused: refused or dropped, each counted where it went).", "result")
+		"Sends, casts, calls and requests read from links, delivered or not.")
+	descDelivered = desc("mailroom_remote_messages_delivered_total",
+		"Received messages handed on: a send or request queued in its actor's mailbox, a cast or call started (the rest were refused or dropped, each counted where it went).")
 	descReplies = desc("mailroom_remote_replies_total",
 		"Replies sent back to callers on other nodes by path (native, pooled), and those dropped because the caller's incarnation was gone (dropped).", "path")
 	descLateRemote = desc("mailroom_remote_late_replies_total",
@@ -58,7 +60,7 @@ var (
 
 func describeRemote(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descPeers, descLinks, descPeerDraining, descFrames, descBytes, descMessages, descReceived, descReplies,
+		descPeers, descLinks, descPeerDraining, descFrames, descBytes, descMessages, descReceived, descDelivered, descReplies,
 		descLateRemote, descHeartbeats, descVerdicts, descFailedLiveness, descPending, descPendingOldest,
 		descInflight, descBad, descDroppedUnsent, descRefused,
 	} {
@@ -79,12 +81,8 @@ func (c *collector) collectRemote(ch chan<- prometheus.Metric, st remote.Stats) 
 	counter(ch, descMessages, st.SendsPooled, "send", "pooled")
 	counter(ch, descMessages, st.CallsNative, "call", "native")
 	counter(ch, descMessages, st.CallsPooled, "call", "pooled")
-	counter(ch, descReceived, st.Delivered, "delivered")
-	refused := uint64(0)
-	if st.Received > st.Delivered {
-		refused = st.Received - st.Delivered
-	}
-	counter(ch, descReceived, refused, "refused")
+	counter(ch, descReceived, st.Received)
+	counter(ch, descDelivered, st.Delivered)
 	counter(ch, descReplies, st.RepliesNative, "native")
 	counter(ch, descReplies, st.RepliesPooled, "pooled")
 	counter(ch, descReplies, st.RepliesDropped, "dropped")
