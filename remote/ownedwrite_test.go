@@ -85,6 +85,9 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	}
 	require.Greater(t, wakes.Load(), int64(1), "calls with a ctx that can end wake the proxy")
 
+	// A batch is counted after its write returns, and its reply can be
+	// back first: wait until the 26 calls so far are all counted.
+	waitFor(t, "the 26 calls counted", func() bool { return stats.Messages.Load() == 26 })
 	const crowd = 200
 	m0, b1 := stats.Messages.Load(), stats.Batches.Load()
 	var wg sync.WaitGroup
