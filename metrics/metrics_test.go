@@ -136,7 +136,14 @@ func TestScrapeEveryLayer(t *testing.T) {
 	require.NoError(t, Register(reg, a.n, WithPools(a.pool), WithServices(svc), WithSampleAge(0)))
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
-	testutil.Eventually(t, "a's pool to b", func() bool { return a.pool.ConnectionInfo("b").Status.String() == "connected" })
+	// Pools both ways, asked for (pools may be lazy): a's toward b and
+	// b's toward a, two workers each.
+	testutil.Eventually(t, "a linked to b", func() bool { _, ok := a.n.Peer("b"); return ok })
+	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
+	require.NoError(t, b.pool.StartConnection(ctxT(t), "a"))
+	testutil.Eventually(t, "the pools both ways", func() bool {
+		return a.pool.ConnectionInfo("b").Status == proxypool.Connected && b.pool.ConnectionInfo("a").Status == proxypool.Connected
+	})
 
 	before := scrape(t, srv.URL)
 	spawns0 := mustValue(t, before, "mailroom_actor_spawns_total")
