@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test chromium demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
 ## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium, installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
 test: vet fmt-check lint chromium test-protoactor
@@ -75,6 +75,10 @@ demo-cluster:
 ## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
 demo-services:
 	$(GO) run ./examples/services
+
+## demo-shop: api (HTTP) -> orders (a service) -> stock (a supervised actor): 2,000 orders at 200/s, stock SIGKILLed and restarted mid-load; status counts and max latency
+demo-shop:
+	$(GO) run ./examples/shop
 
 ## demo-protoactor: protoactor-go actors over mailroom's remote: a child node SIGKILLed under 1,000 pending futures
 demo-protoactor:

@@ -61,9 +61,11 @@ func Example_remote() {
 	})
 	_ = billing.RegisterTypes(&wrapperspb.StringValue{})
 
-	orders, _ := start("orders", "billing="+billingNode.Addr())
+	orders, ordersNode := start("orders", "billing="+billingNode.Addr())
 	defer orders.Stop(ctx)
 	_ = orders.RegisterTypes(&wrapperspb.StringValue{})
+	peer, err := ordersNode.WaitPeer(ctx, "billing") // returns once the link to the seed is up
+	fmt.Println(peer.Node, peer.Incarnation == billing.Incarnation(), err)
 
 	res, err := actor.CallAs[*wrapperspb.StringValue](ctx, orders, "billing", "charge", wrapperspb.Int64(250))
 	fmt.Println(res.Value, err)
@@ -75,6 +77,7 @@ func Example_remote() {
 	_, err = orders.Call(ctx, "billing", "refund", wrapperspb.Int64(1))
 	fmt.Println(errors.Is(err, actor.ErrNoFunction), actor.Outcome(err))
 	// Output:
+	// billing true <nil>
 	// charged 250 <nil>
 	// true limit executed
 	// true not executed

@@ -57,18 +57,23 @@ func (c *Context) Logger() *slog.Logger { return c.proc.sys.log.With("pid", c.pr
 // the first answer to a request counts.
 func (c *Context) Respond(msg any) { c.proc.sys.respond(c.proc.pid, c.env, msg, nil) }
 
-// RespondError answers the request being handled with a rejection: the
-// caller's Request returns a *RemoteError wrapping err (executed).
+// RespondError answers the request being handled with err: the caller's
+// Request returns a rejection, *RemoteError wrapping err (executed), or an
+// *Error with the outcome err states (NotExecutedError,
+// MayHaveExecutedError, an error from a request or call this actor made;
+// see Handler).
 func (c *Context) RespondError(err error) { c.proc.sys.respond(c.proc.pid, c.env, nil, err) }
 
 // Defer detaches the request being handled so it can be answered later,
-// from any goroutine, with the returned Replier. Nil when the message is
-// not a request. If the actor dies first, the caller gets ErrNoProcess.
+// from any goroutine, with the returned Replier: its Reply(msg, nil) is
+// Respond(msg), its Reply(nil, err) is RespondError(err). Nil when the
+// message is not a request. If the actor dies before it answers, the
+// caller gets ErrNoProcess, may have executed.
 func (c *Context) Defer() Replier {
 	if c.env == nil || c.env.reply == nil {
 		return nil
 	}
-	r := c.proc.unanswered.add(c.env.reply)
+	r := c.proc.unanswered.add(c.env.reply, c.proc.sys, c.proc.pid)
 	c.env.reply = nil
 	return r
 }

@@ -58,7 +58,50 @@
 // its children implicitly) and watchers get Terminated with the
 // *PanicError as Reason. Restarting is the supervisor package's job.
 //
+// # Outcomes
+//
 // Every error the runtime returns is classified by Outcome: NotExecuted
 // (safe to retry), MayHaveExecuted (check before retrying), or Executed (a
-// rejection, *RemoteError, or a crash, *PanicError).
+// rejection, *RemoteError, or a crash, *PanicError). errors.Is and
+// Outcome never disagree: an error matches a sentinel only when its
+// outcome is the sentinel's, and its text ends with that one outcome.
+//
+// A handler (a registered function, or an actor answering a request with
+// RespondError or a deferred Reply) decides what its caller gets:
+//
+//   - a plain error, or Reject(code, msg): a rejection, executed;
+//   - NotExecutedError(err): nothing was done, safe to retry;
+//   - MayHaveExecutedError(err): part of the work may have been done;
+//   - an error from a mailroom call the handler made, returned as-is or
+//     wrapped with %w: the same outcome one hop further (api → orders →
+//     stock: if stock never ran the call, api is told "not executed");
+//   - ctx.Err() once the handler's ctx ended: MayHaveExecuted, matching
+//     the context error, the same as the caller gets when its own ctx ends
+//     first; NotExecutedError(ctx.Err()) when the handler did nothing.
+//
+// # Wire codes
+//
+// An error crosses to another node as a code (ErrorCode), from which the
+// caller's side rebuilds the sentinel; SentinelForCode maps back:
+//
+//	ErrUnreachable       unreachable        not executed
+//	ErrNoProcess         no_process         not executed (may have executed: taken, then the actor died)
+//	ErrNoFunction        no_function        not executed
+//	ErrNoService         no_service         not executed
+//	ErrNoVersion         no_version         not executed
+//	ErrNotSent           not_sent           not executed
+//	ErrNodeDown          node_down          may have executed
+//	ErrMailboxFull       mailbox_full       not executed
+//	ErrOverloaded        overloaded         not executed
+//	ErrStopped           stopped            not executed
+//	ErrDeadlineExceeded  deadline_exceeded  not executed
+//	ErrNameTaken         name_taken         not executed
+//	ErrBadMessage        bad_message        not executed (unless the handler ran and only its answer could not travel)
+//	ErrDraining          draining           not executed
+//	ErrReplyType         reply_type         executed
+//	context.DeadlineExceeded  context_deadline  may have executed
+//	context.Canceled          context_canceled  may have executed
+//
+// A Reject code is the handler's own and travels as given; a rejection
+// whose code is a sentinel's does not match that sentinel.
 package actor

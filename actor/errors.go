@@ -1,156 +1,77 @@
 package actor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 )
 
-// Sentinel errors. Every error the runtime returns wraps exactly one of these
-// (or is a *RemoteError or *PanicError), so callers branch with errors.Is and
-// ask Outcome whether the work ran.
+// Sentinel errors. Every error the runtime returns wraps one of these (or
+// is a *RemoteError or *PanicError), so callers branch with errors.Is and
+// ask Outcome whether the work ran. Each doc gives the sentinel's wire
+// code (what a reply from another node carries, see ErrorCode) and its
+// outcome.
 var (
-	// ErrUnreachable: no link to the node, or the node is unknown. Not executed.
+	// ErrUnreachable ("unreachable"): no link to the node, or the node is
+	// unknown. Not executed.
 	ErrUnreachable = errors.New("mailroom: node unreachable")
-	// ErrNoProcess: the target actor does not exist, is of another
-	// incarnation, or died before it answered. Not executed when the target
-	// was already gone; see Outcome for the died-while-handling case.
+	// ErrNoProcess ("no_process"): the target actor does not exist, is of
+	// another incarnation, or died before it answered. Not executed when
+	// the target was already gone; may have executed when it took the
+	// request and died (Outcome tells them apart).
 	ErrNoProcess = errors.New("mailroom: no such process")
-	// ErrNoFunction: no function is registered under that name. Not executed.
+	// ErrNoFunction ("no_function"): no function is registered under that
+	// name. Not executed.
 	ErrNoFunction = errors.New("mailroom: no such function")
-	// ErrNoService: no provider announces that service. Not executed.
+	// ErrNoService ("no_service"): no provider announces that service. Not
+	// executed.
 	ErrNoService = errors.New("mailroom: no such service")
-	// ErrNoVersion: the service exists but no provider has a compatible version. Not executed.
+	// ErrNoVersion ("no_version"): the service exists but no provider has a
+	// compatible version. Not executed.
 	ErrNoVersion = errors.New("mailroom: no compatible service version")
-	// ErrNotSent: the request was still queued when its link died. Not executed.
+	// ErrNotSent ("not_sent"): the request was still queued when its link
+	// died. Not executed.
 	ErrNotSent = errors.New("mailroom: not sent")
-	// ErrNodeDown: the node incarnation that took the request is gone. May have executed.
+	// ErrNodeDown ("node_down"): the node incarnation that took the request
+	// is gone. May have executed.
 	ErrNodeDown = errors.New("mailroom: node down")
-	// ErrMailboxFull: a bounded mailbox with the FailFast policy is full. Not executed.
+	// ErrMailboxFull ("mailbox_full"): a bounded mailbox with the FailFast
+	// policy is full. Not executed.
 	ErrMailboxFull = errors.New("mailroom: mailbox full")
-	// ErrOverloaded: a bounded proxy queue with the FailFast policy is full. Not executed.
+	// ErrOverloaded ("overloaded"): a bounded proxy queue with the FailFast
+	// policy is full. Not executed.
 	ErrOverloaded = errors.New("mailroom: overloaded")
-	// ErrStopped: the local system is stopping or stopped. Not executed.
+	// ErrStopped ("stopped"): the local system is stopping or stopped. Not
+	// executed.
 	ErrStopped = errors.New("mailroom: system stopped")
-	// ErrDeadlineExceeded: the call's deadline passed before the callee
-	// started it. Not executed.
+	// ErrDeadlineExceeded ("deadline_exceeded"): the call's deadline passed
+	// before the callee started it. Not executed. (A deadline that passes
+	// while the work runs is the caller's context.DeadlineExceeded, may
+	// have executed.)
 	ErrDeadlineExceeded = errors.New("mailroom: deadline passed before execution")
-	// ErrNameTaken: SpawnNamed with a name that is already registered.
+	// ErrNameTaken ("name_taken"): SpawnNamed or Register with a name that
+	// is already registered. Not executed.
 	ErrNameTaken = errors.New("mailroom: name already registered")
-	// ErrBadMessage: a message cannot cross the wire (not a proto.Message,
-	// unregistered type, undecodable bytes). Not executed.
+	// ErrBadMessage ("bad_message"): a message cannot cross the wire (not a
+	// proto.Message, an unregistered type, undecodable bytes, over
+	// MaxMessageSize). Not executed when the request could not travel;
+	// executed (or may have executed) when the handler ran and its answer
+	// could not: Outcome tells them apart.
 	ErrBadMessage = errors.New("mailroom: bad message")
-	// ErrDraining: the callee is draining for a graceful stop and refuses
-	// new work. Not executed.
+	// ErrDraining ("draining"): the callee is draining for a graceful stop
+	// and refuses new work. Not executed.
 	ErrDraining = errors.New("mailroom: node draining")
-	// ErrReplyType: RequestAs, RequestNamedAs or CallAs got an answer of
-	// another type than the one asked for. Executed: the target handled it.
+	// ErrReplyType ("reply_type"): RequestAs, RequestNamedAs or CallAs got
+	// an answer of another type than the one asked for. Executed: the
+	// target handled it.
 	ErrReplyType = errors.New("mailroom: reply of an unexpected type")
 )
 
-// Execution says whether the work behind a failed operation ran. Outcome
-// computes it from an error.
-type Execution int
-
-const (
-	// Executed: the callee ran the work; the error is its answer (a
-	// rejection or a panic), or err is nil.
-	Executed Execution = iota
-	// NotExecuted: the work never started; retrying is safe.
-	NotExecuted
-	// MayHaveExecuted: the work may or may not have run; check before retrying
-	// anything that is not idempotent.
-	MayHaveExecuted
-)
-
-func (o Execution) String() string {
-	switch o {
-	case Executed:
-		return "executed"
-	case NotExecuted:
-		return "not executed"
-	case MayHaveExecuted:
-		return "may have executed"
-	}
-	return fmt.Sprintf("Execution(%d)", int(o))
-}
-
-// advice is what an outcome means for the caller, appended to error texts.
-func (o Execution) advice() string {
-	switch o {
-	case NotExecuted:
-		return "not executed; safe to retry"
-	case MayHaveExecuted:
-		return "may have executed; check before retrying"
-	}
-	return "executed"
-}
-
-// notExecuted lists the sentinels whose meaning is "the work never started".
-var notExecuted = []error{
-	ErrUnreachable, ErrNoProcess, ErrNoFunction, ErrNoService, ErrNoVersion,
-	ErrNotSent, ErrMailboxFull, ErrOverloaded, ErrStopped, ErrDeadlineExceeded,
-	ErrBadMessage, ErrDraining, ErrNameTaken,
-}
-
-// executed lists the sentinels whose meaning is "the work ran".
-var executed = []error{ErrReplyType}
-
-// Outcome classifies err. nil, *RemoteError and *PanicError are Executed;
-// an *Error reports the outcome it was built with; bare sentinels map as
-// documented on each; ErrNodeDown and anything unknown (including a bare
-// context error) are MayHaveExecuted, the only safe reading.
-func Outcome(err error) Execution {
-	if err == nil {
-		return Executed
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Outcome
-	}
-	var re *RemoteError
-	if errors.As(err, &re) {
-		return Executed
-	}
-	var pe *PanicError
-	if errors.As(err, &pe) {
-		return Executed
-	}
-	for _, s := range executed {
-		if errors.Is(err, s) {
-			return Executed
-		}
-	}
-	for _, s := range notExecuted {
-		if errors.Is(err, s) {
-			return NotExecuted
-		}
-	}
-	return MayHaveExecuted
-}
-
-// sentinelOutcome is the default outcome of a sentinel when an *Error is built.
-func sentinelOutcome(err error) Execution {
-	if errors.Is(err, ErrNodeDown) {
-		return MayHaveExecuted
-	}
-	for _, s := range executed {
-		if errors.Is(err, s) {
-			return Executed
-		}
-	}
-	for _, s := range notExecuted {
-		if errors.Is(err, s) {
-			return NotExecuted
-		}
-	}
-	return MayHaveExecuted
-}
-
 // Error is the runtime's failure of one operation: what was attempted, on
 // which node incarnation and target, the reason, and the outcome. It wraps
-// the reason, so errors.Is(err, ErrNodeDown) works.
+// the reason, so errors.Is(err, ErrNodeDown) works. A handler's error that
+// states an outcome other than Executed (see NotExecutedError) reaches its
+// caller as an *Error too, with the handler's node and function.
 type Error struct {
 	Op          string // "send", "request", "call", "cast", "spawn", ...
 	Node        string // target node, "" for local-only operations
@@ -160,7 +81,9 @@ type Error struct {
 	Outcome     Execution
 }
 
-// NewError builds an *Error whose outcome is the reason's default.
+// NewError builds an *Error whose outcome is the reason's default: the
+// outcome the reason states (see Outcome), MayHaveExecuted when it states
+// none.
 func NewError(op, node string, inc uint64, target string, reason error) *Error {
 	return &Error{Op: op, Node: node, Incarnation: inc, Target: target, Err: reason, Outcome: sentinelOutcome(reason)}
 }
@@ -181,7 +104,7 @@ func (e *Error) Error() string {
 		b.WriteString(e.Target)
 	}
 	b.WriteString(": ")
-	b.WriteString(strings.TrimPrefix(e.Err.Error(), "mailroom: "))
+	b.WriteString(trimAdvice(strings.TrimPrefix(e.Err.Error(), "mailroom: ")))
 	b.WriteString(": ")
 	b.WriteString(e.Outcome.advice())
 	return b.String()
@@ -189,11 +112,13 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// RemoteError is a rejection: the handler ran and returned an error. Code is
-// the handler's error code (see Coded), Message its text. Err is the
-// original error when the handler ran in this process, or the well-known
-// sentinel named by Code when it came over the wire, so errors.Is works in
-// both cases.
+// RemoteError is a rejection: the handler ran and returned an error that
+// states no other outcome (see Outcome). Code is the handler's error code
+// (see Coded), Message its text. Err is the original error when the
+// handler ran in this process; from another node it is nil, or
+// ErrReplyType when Code names it, so errors.Is works for the codes a
+// rejection can mean. A rejection never matches a sentinel of another
+// outcome, whatever its code.
 type RemoteError struct {
 	Op          string
 	Node        string
@@ -226,7 +151,7 @@ func (e *RemoteError) Error() string {
 		b.WriteString("]")
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Message)
+	b.WriteString(trimAdvice(strings.TrimPrefix(e.Message, "mailroom: ")))
 	b.WriteString(": executed")
 	return b.String()
 }
@@ -243,12 +168,18 @@ func (e *RemoteError) ErrorCode() string {
 	return e.Code
 }
 
-// Is matches a sentinel by code when the original error is not available.
+// Is matches target by code when the original error is not available: a
+// Reject error with the same code, or a sentinel a rejection can mean
+// (ErrReplyType).
 func (e *RemoteError) Is(target error) bool {
 	if e.Code == "" {
 		return false
 	}
-	return codeOf(target) == e.Code
+	if s := sentinelFor(target); s != nil {
+		return s.code == e.Code && s.outcome == Executed
+	}
+	c, ok := target.(Coded)
+	return ok && c.ErrorCode() == e.Code
 }
 
 // Coded is implemented by handler errors that carry a stable code, which
@@ -258,7 +189,11 @@ type Coded interface {
 	ErrorCode() string
 }
 
-// Reject returns an error with a code, for handlers.
+// Reject returns an error with a code, for handlers: a rejection (executed)
+// whose code travels to the caller (RemoteError.Code, ErrorCode). Codes are
+// the handler's own; the sentinels' codes mean the runtime's conditions,
+// and a rejection carrying one does not match the sentinel. Wrap it with
+// NotExecutedError or MayHaveExecutedError to declare another outcome.
 func Reject(code, message string) error { return &codedError{code: code, msg: message} }
 
 type codedError struct{ code, msg string }
@@ -268,63 +203,6 @@ func (e *codedError) ErrorCode() string { return e.code }
 func (e *codedError) Is(target error) bool {
 	c, ok := target.(*codedError)
 	return ok && c.code == e.code
-}
-
-// sentinelCodes map the well-known sentinels to wire codes and back.
-var sentinelCodes = map[error]string{
-	ErrUnreachable:      "unreachable",
-	ErrNoProcess:        "no_process",
-	ErrNoFunction:       "no_function",
-	ErrNoService:        "no_service",
-	ErrNoVersion:        "no_version",
-	ErrNotSent:          "not_sent",
-	ErrNodeDown:         "node_down",
-	ErrMailboxFull:      "mailbox_full",
-	ErrOverloaded:       "overloaded",
-	ErrStopped:          "stopped",
-	ErrDeadlineExceeded: "deadline_exceeded",
-	ErrBadMessage:       "bad_message",
-	ErrDraining:         "draining",
-	ErrReplyType:        "reply_type",
-	// A handler that gave up because its ctx ended: errors.Is works for
-	// the caller whichever side's clock fired first.
-	context.DeadlineExceeded: "context_deadline",
-	context.Canceled:         "context_canceled",
-}
-
-// ErrorCode returns the wire code of err: its Coded code, the code of the
-// well-known sentinel it wraps, or "" (an uncoded rejection).
-func ErrorCode(err error) string {
-	var c Coded
-	if errors.As(err, &c) {
-		return c.ErrorCode()
-	}
-	for s, code := range sentinelCodes {
-		if errors.Is(err, s) {
-			return code
-		}
-	}
-	return ""
-}
-
-// SentinelForCode returns the sentinel a wire code names, or nil.
-func SentinelForCode(code string) error {
-	for s, c := range sentinelCodes {
-		if c == code {
-			return s
-		}
-	}
-	return nil
-}
-
-func codeOf(target error) string {
-	if c, ok := sentinelCodes[target]; ok {
-		return c
-	}
-	if c, ok := target.(Coded); ok {
-		return c.ErrorCode()
-	}
-	return ""
 }
 
 // PanicError is a handler that panicked: the value and the stack of the

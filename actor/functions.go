@@ -9,9 +9,30 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Handler is a registered function. Its error is a rejection (the caller
-// gets a *RemoteError: executed); a panic becomes a *PanicError. ctx
-// carries the caller's deadline and is cancelled when the caller gives up.
+// Handler is a registered function. ctx carries the caller's deadline
+// and is cancelled when the caller gives up. What the caller gets for the
+// handler's error depends on what the error states (Outcome):
+//
+//   - a plain error, or one made with Reject: a rejection, *RemoteError,
+//     executed; Reject's code travels with it;
+//   - NotExecutedError(err) or MayHaveExecutedError(err): an *Error with
+//     that outcome, the handler's node and function, and err's code;
+//   - an error from a mailroom call the handler made, returned as-is or
+//     wrapped with %w: the same outcome again, one hop further (stock
+//     never ran it: the caller of orders is told "not executed"); a
+//     handler that did work of its own before that call failed says so
+//     with MayHaveExecutedError;
+//   - ctx.Err() (or an error wrapping it) once ctx has ended: an *Error,
+//     MayHaveExecuted, matching context.DeadlineExceeded or
+//     context.Canceled: the same outcome and error the caller gets when
+//     its own ctx ends first, so the answer does not depend on which
+//     clock fired first. A handler sure it has done nothing yet may
+//     return NotExecutedError(ctx.Err()); a caller whose own ctx ended
+//     first still reads MayHaveExecuted, all it can know.
+//
+// A panic becomes a *PanicError (executed). A call whose deadline passed
+// before the handler started is not run: ErrDeadlineExceeded, not
+// executed.
 type Handler func(ctx context.Context, arg proto.Message) (proto.Message, error)
 
 // Register makes h callable as name on this node, by Call and Cast from
@@ -191,8 +212,9 @@ func (s *System) addWork() bool {
 func (s *System) CastFailures() uint64 { return s.castFails.Load() }
 
 // runHandler runs h once on the calling goroutine, turning its error into
-// a *RemoteError and a panic into a *PanicError, and skipping it (not
-// executed) when ctx's deadline has already passed (actorhooks.RunHandler).
+// what its caller gets (handlerError) and a panic into a *PanicError, and
+// skipping it (not executed) when ctx's deadline has already passed
+// (actorhooks.RunHandler).
 func (s *System) runHandler(ctx context.Context, op, fn string, h Handler, arg proto.Message) (res proto.Message, err error) {
 	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 		return nil, NewError(op, s.name, s.inc, fn, ErrDeadlineExceeded)
@@ -206,7 +228,7 @@ func (s *System) runHandler(ctx context.Context, op, fn string, h Handler, arg p
 	}()
 	res, err = h(ctx, arg)
 	if err != nil {
-		return nil, &RemoteError{Op: op, Node: s.name, Incarnation: s.inc, Target: fn, Code: ErrorCode(err), Message: err.Error(), Err: err}
+		return nil, s.handlerError(op, fn, err)
 	}
 	return res, nil
 }

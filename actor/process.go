@@ -332,7 +332,7 @@ func (p *process) invoke(env *envelope) {
 	if env.reply != nil {
 		// Taken, not answered, not deferred: if the actor dies first the
 		// requester learns it (may have executed) instead of waiting.
-		p.unanswered.add(env.reply)
+		p.unanswered.add(env.reply, p.sys, p.pid)
 	}
 }
 

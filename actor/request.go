@@ -8,8 +8,12 @@ import (
 )
 
 // Replier completes one request: Context.Defer returns one, to answer a
-// request later. The first call to Reply wins; later ones are dropped and
-// counted as late replies. Safe from any goroutine.
+// request later. Reply(msg, nil) is Context.Respond(msg); Reply(nil, err)
+// is Context.RespondError(err): the caller gets a rejection (*RemoteError,
+// executed) or the outcome err states (see Handler), exactly as if the
+// actor had answered while handling the message. The first call to Reply
+// wins; later ones are dropped and counted as late replies
+// (System.LateReplies). Safe from any goroutine.
 type Replier interface {
 	Reply(msg any, err error)
 }
@@ -102,7 +106,7 @@ func (s *System) respond(self PID, env *envelope, msg any, err error) {
 		r := env.reply
 		env.reply = nil
 		if err != nil {
-			err = &RemoteError{Op: "request", Node: s.name, Incarnation: s.inc, Target: self.String(), Code: ErrorCode(err), Message: err.Error(), Err: err}
+			err = s.handlerError("request", self.String(), err)
 		}
 		r.Reply(msg, err)
 	case !env.sender.IsZero() && err == nil:

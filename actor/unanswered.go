@@ -14,14 +14,20 @@ type unanswered struct {
 	compact int // length at which answered entries are next pruned
 }
 
-// trackedReply answers once, from any goroutine.
+// trackedReply answers once, from any goroutine: the Replier of
+// Context.Defer. An error is what RespondError would make of it.
 type trackedReply struct {
 	r    Replier
+	sys  *System
+	self PID
 	done atomic.Bool
 }
 
 func (t *trackedReply) Reply(msg any, err error) {
 	if t.done.CompareAndSwap(false, true) {
+		if err != nil {
+			err = t.sys.handlerError("request", t.self.String(), err)
+		}
 		t.r.Reply(msg, err)
 		return
 	}
@@ -40,8 +46,8 @@ func (t *trackedReply) completed() bool {
 	return ok && c.Completed()
 }
 
-func (u *unanswered) add(r Replier) *trackedReply {
-	t := &trackedReply{r: r}
+func (u *unanswered) add(r Replier, sys *System, self PID) *trackedReply {
+	t := &trackedReply{r: r, sys: sys, self: self}
 	if len(u.list) >= u.compact {
 		kept := u.list[:0]
 		for _, x := range u.list {

@@ -25,15 +25,44 @@ var (
 )
 
 // Consul is a Provider backed by a Consul agent. Each incarnation is a
-// service instance (see instanceID for its ID and the meta layout) with a
-// TTL check; membership comes from blocking health queries on the service.
+// service instance with a TTL check; membership comes from blocking
+// health queries on the service.
+//
+// Instances. The instance ID is "<service>-<node>-<incarnation as 16 hex
+// digits>", so every incarnation is its own instance; its check is
+// "<instance ID>:ttl". The service meta carries node, incarnation (16 hex
+// digits), addr (also split into the service Address and Port),
+// pool_size (Member.PoolWorkers), draining ("true" or "false") and one
+// "m_<key>" entry per Member.Meta key. Consul limits service meta to 64
+// pairs, keys to 128 characters of [A-Za-z0-9_-] and values to 512
+// characters, so Member.Meta holds at most 59 entries, keys of at most
+// 126 characters, values of at most 512; Start and Update return an
+// error naming an offending key.
 //
 // Goroutines, all owned by the provider and waited for by Stop:
 //   - the TTL updater refreshes self's check every RefreshEvery and
 //     republishes self for Update;
-//   - the watcher runs the blocking queries and diffs their results
-//     (memberTable documents the rules);
+//   - the watcher runs the blocking queries and turns their results into
+//     events by the membership rules below;
 //   - the notify goroutine calls notify, one event at a time, in order.
+//
+// Membership rules:
+//   - a new incarnation that is alive (check passing or warning) is
+//     MemberUp;
+//   - a known incarnation whose Addr, PoolWorkers, Draining or Meta
+//     changed is MemberUpdated;
+//   - a known incarnation whose check is critical or in maintenance is
+//     MemberDown;
+//   - a known incarnation absent from a result that follows another
+//     without a watch error or an index reset was deregistered:
+//     MemberDown; absent after a watch error or an index reset (the agent
+//     or the servers restarted and forgot), it gets grace (2×TTL) to
+//     re-register, staying up without an event if it does, MemberDown if
+//     it does not;
+//   - down is final: the incarnation is never reported up again, even if
+//     its check passes later (an incarnation first seen critical is
+//     ignored); it is forgotten once absent from the results for
+//     DeregisterCriticalAfter.
 //
 // Self declared dead. The cluster treats an incarnation whose check went
 // critical as dead for good. When that happens to self (the process was

@@ -40,7 +40,10 @@
 // the call. A node is unreachable when the call never got an answer from
 // it: actor.ErrUnreachable, actor.ErrNodeDown, actor.ErrNotSent, or its
 // caller actor ended before it reported (ErrCallerLost); see
-// IsUnreachable. Unreachable nodes are skipped, as if they were not in
+// IsUnreachable. A function that returns such an error from a call of
+// its own as-is (its downstream was unreachable or went down; see
+// actor.Handler) passes that outcome on, and its node counts as
+// unreachable too. Unreachable nodes are skipped, as if they were not in
 // the list, unless the call has the UnreachableIsError option (ecall's
 // RpcErr), which makes them count as that node's error. CallAllWait lists
 // them among its rejects either way.
@@ -51,7 +54,7 @@
 // coordinator actor, a Temporary child of the patterns supervisor. The
 // coordinator spawns one caller actor per node it calls (its children,
 // so it watches them), feeds their results to the pattern's policy (a
-// synchronous state machine, policy.go) and answers the owner, the
+// synchronous state machine) and answers the owner, the
 // goroutine that made the group call, which waits on a Request to it.
 // Nothing is linked to the owner: when the owner is an actor, its
 // mailbox and its watches are left as they were.

@@ -128,7 +128,9 @@ func (e *CoordinatorError) Unwrap() error { return e.Reason }
 // actor.ErrNodeDown (the incarnation that took it left), actor.ErrNotSent
 // (queued when its link died), or ErrCallerLost. Such nodes are skipped
 // unless the call has the UnreachableIsError option. A rejection or a
-// crash is an answer, never unreachable, whatever it wraps.
+// crash is an answer, never unreachable, whatever it wraps; a function's
+// error that keeps one of these outcomes (a downstream call's error
+// returned as-is) counts as unreachable.
 func IsUnreachable(err error) bool {
 	if err == nil {
 		return false

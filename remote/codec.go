@@ -65,8 +65,9 @@ type codec struct {
 // cached (a name a peer made up is looked up, refused and forgotten), so
 // it is bounded by what the node registered.
 type codecs struct {
-	mu sync.Mutex // serialises writers of m
-	m  atomic.Pointer[map[string]*codec]
+	node string     // the node whose registry it reads, for errors
+	mu   sync.Mutex // serialises writers of m
+	m    atomic.Pointer[map[string]*codec]
 }
 
 func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
@@ -77,7 +78,11 @@ func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
 	}
 	mt, err := types.FindMessageByName(protoreflect.FullName(typ))
 	if err != nil {
-		return nil, fmt.Errorf("%w: unregistered message type %q (register it with System.RegisterTypes on this node)", actor.ErrBadMessage, typ)
+		where := "this node"
+		if c.node != "" {
+			where = "node " + c.node
+		}
+		return nil, fmt.Errorf("%w: unregistered message type %q on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, typ, where, where)
 	}
 	_, vt := mt.Zero().Interface().(vtUnmarshaler)
 	cd := &codec{mt: mt, vt: vt && !nests(mt.Descriptor())}

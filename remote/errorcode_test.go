@@ -2,6 +2,8 @@ package remote
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -40,4 +42,42 @@ func TestARejectionKeepsItsCodeAcrossNodes(t *testing.T) {
 	require.Equal(t, "gateway", re.Node)
 	require.Equal(t, "limit", re.Code, "a relayed rejection keeps its code: %v", err)
 	require.Equal(t, "limit", actor.ErrorCode(err))
+}
+
+// TestAReplyStatesOneOutcome: a status 3 reply whose code names a
+// condition of another outcome (a hostile or confused peer) is read with
+// the reply's outcome, and errors.Is does not contradict it.
+func TestAReplyStatesOneOutcome(t *testing.T) {
+	p := &peer{name: "b", inc: 7}
+	for _, tc := range []struct {
+		code     string
+		want     actor.Execution
+		sentinel error
+		matches  bool
+	}{
+		{"unreachable", actor.NotExecuted, actor.ErrUnreachable, true},
+		{"unreachable~may", actor.MayHaveExecuted, actor.ErrUnreachable, false},
+		{"node_down~may", actor.MayHaveExecuted, actor.ErrNodeDown, true},
+		{"node_down", actor.NotExecuted, actor.ErrNodeDown, false},
+		{"reply_type", actor.NotExecuted, actor.ErrReplyType, false},
+		{"no_process~may", actor.MayHaveExecuted, actor.ErrNoProcess, true},
+		{"context_deadline~may", actor.MayHaveExecuted, context.DeadlineExceeded, true},
+	} {
+		err := replyError(&Element{Status: StatusError, Code: tc.code, Message: "m"}, "call", p, "f")
+		require.Equal(t, tc.want, actor.Outcome(err), tc.code)
+		require.Equal(t, tc.matches, errors.Is(err, tc.sentinel), "%s: %v", tc.code, err)
+		require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%s: %v", tc.code, err)
+	}
+	// A node of an earlier version rejects with its handler's ended ctx:
+	// read as this version sends it, may have executed.
+	err := replyError(&Element{Status: StatusRejected, Code: "context_deadline", Message: "context deadline exceeded"}, "call", p, "f")
+	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%v", err)
+
+	// A rejection coded like a runtime condition is a rejection.
+	err = replyError(&Element{Status: StatusRejected, Code: "unreachable", Message: "mine"}, "call", p, "f")
+	require.Equal(t, actor.Executed, actor.Outcome(err))
+	require.NotErrorIs(t, err, actor.ErrUnreachable)
+	require.Equal(t, "unreachable", actor.ErrorCode(err))
 }

@@ -33,6 +33,7 @@ type Node struct {
 	disc   discovery.Provider
 
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
+	ready      readiness   // native links up, for WaitPeer (ready.go)
 
 	mu       sync.Mutex // protects following
 	slots    map[string]*slot
@@ -120,6 +121,8 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
+	n.codecs.node = sys.Name()
+	n.ready.install(n)
 	n.dialLog = newDialLog(n.log, dialLogEvery)
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}

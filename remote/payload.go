@@ -67,35 +67,59 @@ func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
 	return n.codecs.unmarshal(n.types, typ, b)
 }
 
-// errorReply fills a reply element's status from a handler's error.
+// errorReply fills a reply element's status from the error its caller is
+// to get, keeping the outcome it states (actor.Outcome): an executed one
+// is a rejection (status 1, its code) or a panic (status 2); one that did
+// not run or may have run is status 3 with its code, "~may" marking the
+// latter, and the text of its reason.
 func errorReply(el *Element, err error) {
-	var re *actor.RemoteError
-	var pe *actor.PanicError
-	var ae *actor.Error
-	switch {
-	case errors.As(err, &re):
-		el.Status, el.Code, el.Message = StatusRejected, re.Code, re.Message
-	case errors.As(err, &pe):
-		el.Status, el.Message = StatusPanic, fmt.Sprint(pe.Value)
-	case errors.As(err, &ae):
-		el.Status, el.Code, el.Message = StatusError, actor.ErrorCode(ae.Err), ae.Err.Error()
-		if ae.Outcome == actor.MayHaveExecuted {
-			el.Code += mayHaveSuffix
+	outcome := actor.Outcome(err)
+	if outcome == actor.Executed {
+		var re *actor.RemoteError
+		var pe *actor.PanicError
+		switch {
+		case errors.As(err, &re):
+			el.Status, el.Code, el.Message = StatusRejected, re.Code, re.Message
+		case errors.As(err, &pe):
+			el.Status, el.Message = StatusPanic, fmt.Sprint(pe.Value)
+		default:
+			el.Status, el.Code, el.Message = StatusRejected, actor.ErrorCode(err), reasonText(err)
 		}
-	default:
-		el.Status, el.Code, el.Message = StatusRejected, actor.ErrorCode(err), err.Error()
+		return
 	}
+	el.Status, el.Code, el.Message = StatusError, actor.ErrorCode(err), reasonText(err)
+	if outcome == actor.MayHaveExecuted {
+		el.Code += mayHaveSuffix
+	}
+}
+
+// reasonText is what the caller's error will say after its own operation,
+// node and target: the reason of an *actor.Error, or err's text.
+func reasonText(err error) string {
+	var ae *actor.Error
+	if errors.As(err, &ae) {
+		return ae.Err.Error()
+	}
+	return err.Error()
 }
 
 // mayHaveSuffix marks a runtime error whose work may have run (e.g. the
 // target took the request and died): "no_process~may".
 const mayHaveSuffix = "~may"
 
-// replyError rebuilds the caller-side error of a failed reply.
+// replyError rebuilds the caller-side error of a failed reply. Status 3
+// is not executed unless its code ends in "~may", whatever the code: a
+// code that names no sentinel is the handler's own (a Reject code under
+// actor.NotExecutedError), kept for actor.ErrorCode.
 func replyError(el *Element, op string, p *peer, target string) error {
 	switch el.Status {
 	case StatusRejected:
-		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: actor.SentinelForCode(el.Code)}
+		if el.Code == ctxDeadlineCode || el.Code == ctxCanceledCode {
+			// A node of an earlier version rejects with its handler's
+			// ended ctx: read as a node of this version sends it.
+			return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: &wireReason{sentinel: actor.SentinelForCode(el.Code), text: el.Message}, Outcome: actor.MayHaveExecuted}
+		}
+		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: rejectionReason(el.Code)}
 	case StatusPanic:
 		return &actor.PanicError{Op: op, Node: p.name, Target: target, Value: el.Message}
 	}
@@ -104,13 +128,38 @@ func replyError(el *Element, op string, p *peer, target string) error {
 		code, outcome = code[:n], actor.MayHaveExecuted
 	}
 	var reason error
-	if s := actor.SentinelForCode(code); s != nil {
+	switch s := actor.SentinelForCode(code); {
+	case s != nil:
 		reason = &wireReason{sentinel: s, text: el.Message}
-	} else {
+		if actor.Outcome(s) != outcome {
+			// A code whose condition has another outcome by default
+			// ("unreachable~may", "node_down" without "~may"): the
+			// reply's outcome wins, and errors.Is matches the condition
+			// only where its outcome can vary (no_process, bad_message).
+			reason = &actor.OutcomeError{Outcome: outcome, Err: reason}
+		}
+	case code != "":
+		reason = &codedReason{code: code, text: el.Message}
+	default:
 		reason = errors.New(el.Message)
-		outcome = actor.MayHaveExecuted
 	}
 	return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: reason, Outcome: outcome}
+}
+
+// The codes of a handler's ended ctx (actor.ErrorCode).
+const (
+	ctxDeadlineCode = "context_deadline"
+	ctxCanceledCode = "context_canceled"
+)
+
+// rejectionReason is the sentinel a rejection's code can mean, for
+// errors.Is: actor.ErrReplyType. A code naming a sentinel of another
+// outcome means nothing here: a rejection ran.
+func rejectionReason(code string) error {
+	if s := actor.SentinelForCode(code); s != nil && actor.Outcome(s) == actor.Executed {
+		return s
+	}
+	return nil
 }
 
 // wireReason is a runtime error from the other side: the sentinel for
@@ -128,3 +177,19 @@ func (w *wireReason) Error() string {
 }
 
 func (w *wireReason) Unwrap() error { return w.sentinel }
+
+// codedReason is a reason from the other side with the handler's own
+// code (actor.Coded), so actor.ErrorCode finds it and the code passes on.
+type codedReason struct {
+	code string
+	text string
+}
+
+func (c *codedReason) Error() string     { return c.text }
+func (c *codedReason) ErrorCode() string { return c.code }
+
+// Is matches a Reject error with the same code, as actor.RemoteError does.
+func (c *codedReason) Is(target error) bool {
+	t, ok := target.(actor.Coded)
+	return ok && actor.SentinelForCode(c.code) == nil && t.ErrorCode() == c.code
+}

@@ -49,14 +49,14 @@ type Stats struct {
 	Peers        int // known live peer incarnations
 	Pending      int // calls and requests waiting for a reply
 
-	// Handshakes and the accept loop (accept.go).
+	// Handshakes and the accept loop.
 	Handshaking    int    // inbound handshakes in progress now (at most MaxHandshakes)
 	HandshakesShed uint64 // connections closed at once over MaxHandshakes or MaxHandshakesPerIP
 	AcceptErrors   uint64 // failed accepts (each one backs off)
 
 	// The limits on what peers can make this node hold (docs/SECURITY.md).
 	Inflight         int64  // calls and casts from peers admitted and not yet done (MaxInflightPerPeer each)
-	CallWorkers      int64  // goroutines kept to run inbound calls, running one or parked (callworkers.go)
+	CallWorkers      int64  // goroutines kept to run inbound calls, running one or parked
 	AdmissionWaits   uint64 // times a link's reader stopped at its peer's admission bound
 	TooLarge         uint64 // messages refused over MaxMessageSize (also in BadMessages)
 	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes

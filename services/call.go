@@ -196,7 +196,9 @@ func (c *callState) fail(why Reason, err, ctxErr error) error {
 	}
 	out := actor.Outcome(err)
 	if c.mayHave && out == actor.NotExecuted {
-		e.Err = &actor.Error{Op: opServiceCall, Node: e.Node, Incarnation: e.Incarnation, Target: c.service + "." + c.fn, Err: err, Outcome: actor.MayHaveExecuted}
+		// The whole call may have executed: said so over the last error,
+		// which then no longer matches its not-executed sentinel.
+		e.Err = actor.MayHaveExecutedError(err)
 		out = actor.MayHaveExecuted
 	}
 	result := map[actor.Execution]string{actor.Executed: "executed", actor.NotExecuted: "not_executed", actor.MayHaveExecuted: "may_have_executed"}[out]

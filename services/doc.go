@@ -37,7 +37,14 @@
 // announces the node's services with remote.Node.Announce: through
 // discovery (Consul service meta; the static provider has none) and over
 // every link, late joiners included. The encoding is compact and fits
-// Consul's limits; meta.go documents it. Every node learns what the
+// Consul's limits: one meta entry per service ("s0", "s1", ...; a record
+// over 512 bytes continues in "s0_1", ...), each
+// "<name>@<version>;<defaults>;<functions>", for example
+// "search@2.3.1;b10s,p50ms,d2s;query:i,suggest:i:d200ms,reindex" (i marks
+// an idempotent function, d a deadline; b, p, x, a are the retry
+// defaults), plus "sv" marking a node that runs the layer. A node's
+// services take at most 59 entries; Provide refuses more, naming the
+// service. Every node learns what the
 // others provide from those announcements; a node that leaves (link
 // gone, goodbye, discovery down) leaves the registry with it.
 //
@@ -67,7 +74,10 @@
 //
 //	outcome of the attempt                          retried?
 //	not executed (lookup, ErrUnreachable,           yes, within the budget
-//	  ErrNotSent, ErrDraining, ErrNoFunction, ...)
+//	  ErrNotSent, ErrDraining, ErrNoFunction, ...,
+//	  a handler's actor.NotExecutedError, or a
+//	  not-executed error of a call it made,
+//	  returned as-is)
 //	may have executed (ErrNodeDown, the             only if the provider declared
 //	  provider's Deadline passed mid-call)            the function Idempotent
 //	executed (a rejection, a panic)                 never

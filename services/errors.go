@@ -108,9 +108,10 @@ type Attempt struct {
 // CallError is a failed service call: every attempt with its start time,
 // provider and error, why it stopped, and the last error, which it wraps
 // (errors.Is, errors.As and actor.Outcome see through it). When an
-// earlier attempt may have executed and the last did not, Err is an
-// *actor.Error with Outcome MayHaveExecuted wrapping the last error, so
-// actor.Outcome reports the whole call.
+// earlier attempt may have executed and the last did not, Err is the last
+// error under actor.MayHaveExecutedError, so actor.Outcome reports the
+// whole call and errors.Is no longer matches the last error's
+// not-executed sentinel (the attempts keep every error as it was).
 type CallError struct {
 	Service  string
 	Want     Constraint
@@ -135,9 +136,9 @@ func (e *CallError) Error() string {
 	}
 	b.WriteString(": ")
 	last := e.Err
-	ae, wrapped := e.Err.(*actor.Error)
-	if wrapped = wrapped && ae.Op == opServiceCall; wrapped {
-		last = ae.Err // our outcome wrapper: show what happened
+	oe, wrapped := e.Err.(*actor.OutcomeError)
+	if wrapped {
+		last = oe.Err // our outcome wrapper: show what happened
 	}
 	b.WriteString(describeErr(last))
 	n := len(e.Attempts)
@@ -170,8 +171,8 @@ func (e *CallError) Unwrap() []error {
 	return out
 }
 
-// opServiceCall is the Op of the *actor.Error that carries a whole
-// call's outcome when it differs from the last attempt's.
+// opServiceCall is the Op of the *actor.Error of a call refused before
+// its first attempt (an invalid option).
 const opServiceCall = "service call"
 
 func plural(n int) string {

@@ -40,7 +40,9 @@ type RetryPolicy struct {
 // Unlimited as RetryPolicy.MaxAttempts: no cap besides the budget.
 const Unlimited = -1
 
-// DefaultRetryPolicy is the last level of the merge.
+// DefaultRetryPolicy is the last level of the merge: Budget 30s,
+// Backoff 25ms, MaxBackoff 1s, MaxAttempts Unlimited (the budget alone
+// decides).
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		Budget:      30 * time.Second,

@@ -50,12 +50,19 @@ type registry struct {
 	retired map[*entry]struct{}   // gone, with calls still pending
 	tomb    map[nodeInc]time.Time // incarnations known gone
 	nextID  uint64
+	changed chan struct{} // closed and replaced on every change of entries (WaitProvider)
 
 	ignoreDraining bool // tests: pick draining providers as if they were not
 }
 
 func newRegistry() *registry {
-	return &registry{entries: map[string]*entry{}, retired: map[*entry]struct{}{}, tomb: map[nodeInc]time.Time{}}
+	return &registry{entries: map[string]*entry{}, retired: map[*entry]struct{}{}, tomb: map[nodeInc]time.Time{}, changed: make(chan struct{})}
+}
+
+// changedLocked wakes the waiters on the registry (WaitProvider).
+func (r *registry) changedLocked() {
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // tombTTL bounds how long a gone incarnation is remembered.
@@ -72,6 +79,7 @@ func (r *registry) update(node string, inc uint64, draining bool, meta map[strin
 	if _, dead := r.tomb[nodeInc{node, inc}]; dead {
 		return nil, nil
 	}
+	defer r.changedLocked()
 	e := r.entries[node]
 	if e != nil && e.local {
 		return nil, nil
@@ -107,6 +115,7 @@ func (r *registry) gone(node string, inc uint64) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.changedLocked()
 	if e := r.entries[node]; e != nil && e.inc == inc && !e.local {
 		r.buryLocked(e)
 		delete(r.entries, node)
@@ -134,6 +143,7 @@ func (r *registry) buryLocked(e *entry) {
 func (r *registry) setLocal(node string, inc uint64, recs []*record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.changedLocked()
 	e := r.entries[node]
 	if e == nil {
 		e = &entry{node: node, inc: inc, local: true, marker: true, pending: map[uint64]time.Time{}}
@@ -146,6 +156,7 @@ func (r *registry) setLocal(node string, inc uint64, recs []*record) {
 func (r *registry) drainLocal(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.changedLocked()
 	if e := r.entries[node]; e != nil && e.local {
 		e.draining = true
 		e.checkIdle()

@@ -38,8 +38,12 @@ type Defaults struct {
 type Function struct {
 	// Name: 1-64 letters, digits, '.', '_' or '-'.
 	Name string
-	// Handler runs the call. Its error is a rejection (executed, never
-	// retried); its ctx carries the caller's deadline and the contract's.
+	// Handler runs the call; its ctx carries the caller's deadline and
+	// the contract's. Its error reaches the caller as actor.Handler
+	// documents: a rejection (executed, never retried) unless it states
+	// another outcome (actor.NotExecutedError, an error from a call the
+	// handler made returned as-is, its ended ctx's error); one that did
+	// not execute is retried like any other.
 	Handler actor.Handler
 	// Idempotent declares that running the function twice with the same
 	// argument is harmless. Only then are failures that may have

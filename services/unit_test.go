@@ -126,15 +126,19 @@ func TestMetaRoundTrip(t *testing.T) {
 }
 
 // TestCallErrorOutcome: when an earlier attempt may have executed and the
-// last did not, the whole call reads as may-have-executed; the last
-// error and the caller's ctx error stay reachable.
+// last did not, the whole call reads as may-have-executed, and errors.Is
+// agrees (the last error's not-executed sentinel no longer matches); the
+// last error and the caller's ctx error stay reachable.
 func TestCallErrorOutcome(t *testing.T) {
 	c := &callState{s: &Services{stats: newStats()}, service: "ledger", want: Major(1), fn: "get", mayHave: true}
 	c.pol.Budget = time.Second
 	c.attempts = []Attempt{{Node: "a"}, {Node: "b"}}
 	err := c.fail(ReasonContext, actor.NewError("call", "b", 1, "get", actor.ErrNotSent), context.Canceled)
 	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err))
-	require.ErrorIs(t, err, actor.ErrNotSent)
+	require.NotErrorIs(t, err, actor.ErrNotSent, "errors.Is must not say not executed")
+	var oe *actor.OutcomeError
+	require.ErrorAs(t, err, &oe)
+	require.ErrorIs(t, oe.Err, actor.ErrNotSent, "the last error as it was")
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorContains(t, err, "not sent: not executed; safe to retry [2 attempts, the last 0s after the first; stopped: the caller's ctx ended; an earlier attempt may have executed: check before retrying]")
 

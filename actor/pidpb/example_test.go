@@ -6,7 +6,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/actor/pidpb"
-	"github.com/mailroom-go/mailroom/internal/examplepb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/remote"
 )
 

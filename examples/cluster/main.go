@@ -221,20 +221,16 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// waitPeer waits until alpha has a link to node with an incarnation other
-// than not.
+// waitPeer waits (30 s at most) until alpha has a link to node with an
+// incarnation other than not; Consul's events make WaitPeer dial it.
 func waitPeer(node *remote.Node, name string, not uint64) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := node.Connect(ctx, name, "")
-		cancel()
-		if p, ok := node.Peer(name); err == nil && ok && p.Incarnation != not {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := node.WaitPeer(ctx, name)
+	if err == nil && p.Incarnation == not {
+		return fmt.Errorf("%s is still incarnation %016x", name, not)
 	}
-	return fmt.Errorf("%s did not come up", name)
+	return err
 }
 
 func waitPending(node *remote.Node, name string, n int) error {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/remote"
 	"google.golang.org/protobuf/proto"
 )
@@ -37,20 +37,20 @@ func main() {
 func child() {
 	sys, err := actor.Start(actor.Config{Name: "worker", Logger: actor.DiscardLogger()})
 	check(err)
-	check(sys.RegisterTypes(&testpb.Sleep{}, &testpb.Echo{}))
+	check(sys.RegisterTypes(&examplepb.Sleep{}, &examplepb.Echo{}))
 	var running atomic.Int64
 	check(sys.Register("sleep", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 		running.Add(1)
 		defer running.Add(-1)
 		select {
-		case <-time.After(time.Duration(arg.(*testpb.Sleep).Millis) * time.Millisecond):
-			return &testpb.Echo{Text: "slept"}, nil
+		case <-time.After(time.Duration(arg.(*examplepb.Sleep).Millis) * time.Millisecond):
+			return &examplepb.Echo{Text: "slept"}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}))
 	check(sys.Register("running", func(context.Context, proto.Message) (proto.Message, error) {
-		return &testpb.Echo{N: running.Load()}, nil
+		return &examplepb.Echo{N: running.Load()}, nil
 	}))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
@@ -64,7 +64,7 @@ func parent() error {
 		return err
 	}
 	defer sys.Stop(context.Background())
-	if err := sys.RegisterTypes(&testpb.Sleep{}, &testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Sleep{}, &examplepb.Echo{}); err != nil {
 		return err
 	}
 	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
@@ -105,15 +105,15 @@ func parent() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := sys.Call(context.Background(), "worker", "sleep", &testpb.Sleep{Millis: 10_000})
+			_, err := sys.Call(context.Background(), "worker", "sleep", &examplepb.Sleep{Millis: 10_000})
 			results <- result{err, float64(time.Now().UnixNano()-killedAt.Load()) / 1e6}
 		}()
 	}
 	// Wait until every call is running on the worker, then kill it.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		v, err := sys.Call(ctx, "worker", "running", &testpb.Echo{})
-		if err == nil && v.(*testpb.Echo).N == calls {
+		v, err := sys.Call(ctx, "worker", "running", &examplepb.Echo{})
+		if err == nil && v.(*examplepb.Echo).N == calls {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/observer"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
@@ -63,11 +63,11 @@ func child(name string) error {
 	if err != nil {
 		return err
 	}
-	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Echo{}); err != nil {
 		return err
 	}
 	if err := sys.Register("echo", func(_ context.Context, arg proto.Message) (proto.Message, error) {
-		return &testpb.Echo{Text: arg.(*testpb.Echo).Text, From: name}, nil
+		return &examplepb.Echo{Text: arg.(*examplepb.Echo).Text, From: name}, nil
 	}); err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func parent(ctx context.Context, addr, token string, restartAfter time.Duration,
 		defer cancel()
 		_ = sys.Stop(sctx)
 	}()
-	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Echo{}); err != nil {
 		return err
 	}
 	node, err := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Listen: "127.0.0.1:0"})
@@ -258,7 +258,7 @@ func load(ctx context.Context, sys *actor.System, peer string, rate int) {
 		case <-t.C:
 		}
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := sys.Call(cctx, peer, "echo", &testpb.Echo{Text: "load"})
+		_, err := sys.Call(cctx, peer, "echo", &examplepb.Echo{Text: "load"})
 		cancel()
 		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
 			time.Sleep(100 * time.Millisecond) // the peer is down: back off a little

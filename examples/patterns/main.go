@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/patterns"
 	"github.com/mailroom-go/mailroom/remote"
 	"google.golang.org/protobuf/proto"
@@ -41,13 +41,13 @@ func register(sys *actor.System) error {
 	fns := map[string]actor.Handler{
 		// whoami answers with the node's name.
 		"whoami": func(context.Context, proto.Message) (proto.Message, error) {
-			return &testpb.Echo{Text: "hello from " + node}, nil
+			return &examplepb.Echo{Text: "hello from " + node}, nil
 		},
 		// status takes a node-specific time, to show arrival order.
 		"status": func(ctx context.Context, _ proto.Message) (proto.Message, error) {
 			select {
 			case <-time.After(delay[node]):
-				return &testpb.Echo{Text: fmt.Sprintf("up, answered after %v", delay[node])}, nil
+				return &examplepb.Echo{Text: fmt.Sprintf("up, answered after %v", delay[node])}, nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -57,7 +57,7 @@ func register(sys *actor.System) error {
 			if node == "c" {
 				return nil, actor.Reject("locked", "the record is locked on c")
 			}
-			return &testpb.Echo{Text: "prepared on " + node}, nil
+			return &examplepb.Echo{Text: "prepared on " + node}, nil
 		},
 		// flaky rejects on a, crashes on b and works on c.
 		"flaky": func(context.Context, proto.Message) (proto.Message, error) {
@@ -67,7 +67,7 @@ func register(sys *actor.System) error {
 			case "b":
 				panic("b has a bug")
 			}
-			return &testpb.Echo{Text: "c did it"}, nil
+			return &examplepb.Echo{Text: "c did it"}, nil
 		},
 		// invalidate counts; invalidations says how many arrived.
 		"invalidate": func(context.Context, proto.Message) (proto.Message, error) {
@@ -75,10 +75,10 @@ func register(sys *actor.System) error {
 			return nil, nil
 		},
 		"invalidations": func(context.Context, proto.Message) (proto.Message, error) {
-			return &testpb.Echo{N: invalidations.Load()}, nil
+			return &examplepb.Echo{N: invalidations.Load()}, nil
 		},
 	}
-	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Echo{}); err != nil {
 		return err
 	}
 	for name, h := range fns {
@@ -163,7 +163,7 @@ func parent() error {
 }
 
 func demo(ctx context.Context, pt *patterns.Patterns) error {
-	arg := &testpb.Echo{}
+	arg := &examplepb.Echo{}
 	all := []string{"a", "b", "c"}
 
 	title("CallOne [b c a] whoami: the local node is tried first")
@@ -197,7 +197,7 @@ func demo(ctx context.Context, pt *patterns.Patterns) error {
 		return err
 	}
 	for _, r := range replies {
-		fmt.Printf("  reply   %-2s %s\n", r.Node, r.Value.(*testpb.Echo).Text)
+		fmt.Printf("  reply   %-2s %s\n", r.Node, r.Value.(*examplepb.Echo).Text)
 	}
 	for _, r := range rejects {
 		fmt.Printf("  reject  %-2s %s\n", r.Node, reason(r.Err))
@@ -223,7 +223,7 @@ func demo(ctx context.Context, pt *patterns.Patterns) error {
 		}
 		if counted(got, want) {
 			for _, r := range got {
-				fmt.Printf("  %s has %d invalidations\n", r.Node, r.Value.(*testpb.Echo).N)
+				fmt.Printf("  %s has %d invalidations\n", r.Node, r.Value.(*examplepb.Echo).N)
 			}
 			return nil
 		}
@@ -240,7 +240,7 @@ func counted(got []patterns.Result, want map[string]int64) bool {
 		return false
 	}
 	for _, r := range got {
-		if r.Value.(*testpb.Echo).N != want[r.Node] {
+		if r.Value.(*examplepb.Echo).N != want[r.Node] {
 			return false
 		}
 	}
@@ -299,7 +299,7 @@ func reason(err error) string {
 }
 
 func text(m proto.Message) string {
-	if e, ok := m.(*testpb.Echo); ok {
+	if e, ok := m.(*examplepb.Echo); ok {
 		return e.Text
 	}
 	return fmt.Sprintf("%T", m)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/examples/examplepb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"
 	"google.golang.org/protobuf/proto"
@@ -38,7 +38,7 @@ func child(args []string) {
 	name, version, dir := args[0], args[1], args[2]
 	sys, err := actor.Start(actor.Config{Name: name, Logger: actor.DiscardLogger()})
 	check(err)
-	check(sys.RegisterTypes(&testpb.Echo{}))
+	check(sys.RegisterTypes(&examplepb.Echo{}))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
 	check(err)
 	svc, err := services.Start(context.Background(), n, services.Config{})
@@ -61,11 +61,11 @@ func search(node string, v services.Version, dir string) services.Service {
 	var mu sync.Mutex
 	fns := []services.Function{
 		{Name: "query", Idempotent: true, Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			q := arg.(*testpb.Echo).Text
+			q := arg.(*examplepb.Echo).Text
 			if q == "" {
 				return nil, actor.Reject("empty_query", "a query needs at least one word")
 			}
-			return &testpb.Echo{Text: fmt.Sprintf("results for %q", q), From: node + " v" + v.String()}, nil
+			return &examplepb.Echo{Text: fmt.Sprintf("results for %q", q), From: node + " v" + v.String()}, nil
 		}},
 		{Name: "index", Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
 			mu.Lock() // not idempotent: every run is recorded
@@ -75,14 +75,14 @@ func search(node string, v services.Version, dir string) services.Service {
 				return nil, err
 			}
 			defer f.Close()
-			_, err = f.WriteString(arg.(*testpb.Echo).Text + "\n")
+			_, err = f.WriteString(arg.(*examplepb.Echo).Text + "\n")
 			time.Sleep(time.Millisecond) // the work
-			return &testpb.Echo{From: node}, err
+			return &examplepb.Echo{From: node}, err
 		}},
 	}
 	if !v.Less(services.MustVersion("2.2.0")) {
 		fns = append(fns, services.Function{Name: "suggest", Idempotent: true, Handler: func(_ context.Context, arg proto.Message) (proto.Message, error) {
-			return &testpb.Echo{Text: arg.(*testpb.Echo).Text + "ing", From: node}, nil
+			return &examplepb.Echo{Text: arg.(*examplepb.Echo).Text + "ing", From: node}, nil
 		}})
 	}
 	return services.Service{
@@ -98,7 +98,7 @@ func maint(node string) services.Service {
 		{Name: "rebuild", Handler: func(ctx context.Context, _ proto.Message) (proto.Message, error) {
 			select {
 			case <-time.After(time.Minute):
-				return &testpb.Echo{From: node}, nil
+				return &examplepb.Echo{From: node}, nil
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -113,8 +113,10 @@ type proc struct {
 	in   interface{ Close() error }
 }
 
-// start runs a provider and links app to it.
-func start(ctx context.Context, node *remote.Node, name, version, dir string) (*proc, error) {
+// start runs a provider, links app to it and waits until app knows what
+// it provides. Each search provider is started with a version above every
+// earlier one's, so "a provider at least this version" is that one.
+func start(ctx context.Context, node *remote.Node, svc *services.Services, name, version, dir string) (*proc, error) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "SERVICES_CHILD="+name+" "+version+" "+dir)
 	cmd.Stderr = os.Stderr
@@ -137,6 +139,13 @@ func start(ctx context.Context, node *remote.Node, name, version, dir string) (*
 	if err := node.Connect(ctx, name, strings.TrimSpace(addr)); err != nil {
 		return nil, err
 	}
+	service, want := "maint", services.Major(1)
+	if version != "maint" {
+		service, want = "search", services.AtLeast(version)
+	}
+	if _, err := svc.WaitProvider(ctx, service, want); err != nil {
+		return nil, err
+	}
 	return &proc{name: name, cmd: cmd, in: in}, nil
 }
 
@@ -149,7 +158,7 @@ func parent() error {
 		return err
 	}
 	defer sys.Stop(context.Background())
-	if err := sys.RegisterTypes(&testpb.Echo{}); err != nil {
+	if err := sys.RegisterTypes(&examplepb.Echo{}); err != nil {
 		return err
 	}
 	node, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie})
@@ -173,18 +182,15 @@ func parent() error {
 			p.stop()
 		}
 	}()
-	for _, nv := range [][2]string{{"search-a1", "2.1.0"}, {"search-b1", "2.1.0"}, {"search-legacy", "1.9.0"}, {"maint-1", "maint"}} {
-		p, err := start(ctx, node, nv[0], nv[1], dir)
+	for _, nv := range [][2]string{{"search-a1", "2.1.0"}, {"search-b1", "2.1.1"}, {"search-legacy", "1.9.0"}, {"maint-1", "maint"}} {
+		p, err := start(ctx, node, svc, nv[0], nv[1], dir)
 		if err != nil {
 			return err
 		}
 		procs[nv[0]] = p
 	}
-	if err := waitFor(ctx, func() bool { return len(svc.Providers("search")) == 3 && len(svc.Providers("maint")) == 1 }); err != nil {
-		return err
-	}
 	search := svc.Ref("search", services.Major(2))
-	q := func(s string) proto.Message { return &testpb.Echo{Text: s} }
+	q := func(s string) proto.Message { return &examplepb.Echo{Text: s} }
 
 	title("providers of search")
 	for _, p := range svc.Providers("search") {
@@ -206,7 +212,7 @@ func parent() error {
 		_, err := svc.Call(ctx, "maint", services.Major(1), "rebuild", q("all"))
 		rebuild <- err
 	}()
-	if err := waitFor(ctx, func() bool { return len(svc.Pending()) == 1 }); err != nil {
+	if err := waitFor(ctx, func() bool { return len(svc.Pending()) == 1 }); err != nil { // the call is in flight
 		return err
 	}
 	_ = procs["maint-1"].cmd.Process.Kill() // dies mid-call
@@ -243,11 +249,8 @@ func rolling(ctx context.Context, node *remote.Node, svc *services.Services, sea
 	begin := make(chan struct{})
 	go func() {
 		<-begin
-		for _, pair := range [][2]string{{"search-a1", "search-a2"}, {"search-b1", "search-b2"}} {
-			p, err := start(ctx, node, pair[1], "2.2.0", dir)
-			if err == nil {
-				err = waitFor(ctx, func() bool { return listed(search.Providers(), pair[1]) })
-			}
+		for _, pair := range [][3]string{{"search-a1", "search-a2", "2.2.0"}, {"search-b1", "search-b2", "2.2.1"}} {
+			p, err := start(ctx, node, svc, pair[1], pair[2], dir)
 			if err != nil {
 				replaced <- err
 				return
@@ -271,24 +274,15 @@ func rolling(ctx context.Context, node *remote.Node, svc *services.Services, sea
 				}
 			}
 		}
-		res, err := search.Call(ctx, "index", &testpb.Echo{Text: fmt.Sprintf("doc-%04d", i)})
+		res, err := search.Call(ctx, "index", &examplepb.Echo{Text: fmt.Sprintf("doc-%04d", i)})
 		if err != nil {
 			failed++
 			fmt.Println("  failed:", err)
 			continue
 		}
-		served[res.(*testpb.Echo).From]++
+		served[res.(*examplepb.Echo).From]++
 	}
 	return served, failed, nil
-}
-
-func listed(ps []services.ProviderInfo, node string) bool {
-	for _, p := range ps {
-		if p.Node == node {
-			return true
-		}
-	}
-	return false
 }
 
 // duplicates counts ids recorded more than once across the providers.
@@ -325,13 +319,15 @@ func show(res proto.Message, err error) {
 		fmt.Printf("         -> %s\n", actor.Outcome(err))
 		return
 	}
-	e := res.(*testpb.Echo)
+	e := res.(*examplepb.Echo)
 	fmt.Printf("  %s from %s\n", e.Text, e.From)
 }
 
 func title(s string) { fmt.Printf("\n%s\n", s) }
 
-// waitFor polls cond until it holds or ctx ends.
+// waitFor polls cond until it holds or ctx ends: for a call to be in
+// flight, which no event announces (readiness has WaitPeer and
+// WaitProvider).
 func waitFor(ctx context.Context, cond func() bool) error {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
