@@ -12,7 +12,7 @@
 //     typed helpers (actor.RequestAs, actor.CallAs);
 //   - actor/pidpb: a PID as a protobuf message for users' own messages;
 //   - supervisor: OTP-style supervision trees;
-//   - remote: authenticated links, the wire protocol (remote/SPEC.md), the
+//   - remote: authenticated links, the wire protocol (internal/wire/SPEC.md), the
 //     native path and liveness instead of timeouts;
 //   - proxypool: the pooled path: sharded batching proxies per peer;
 //   - discovery: the Provider interface, Static seeds and Consul;

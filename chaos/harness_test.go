@@ -20,6 +20,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -217,7 +218,7 @@ func selfRSS() int64 {
 // deadTally counts a node's dead letters from now on, by message type:
 // those of user messages (what the test sent, however the runtime
 // wrapped it: the message itself when a send was refused, a
-// *remote.Outgoing dropped by a proxy, nil for a frame a closing link
+// *proxypool.Outgoing dropped by a proxy, nil for a frame a closing link
 // never wrote) and those of the runtime's own bookkeeping messages. The
 // hot path is lock-free: a refused flood makes millions.
 type deadTally struct {
@@ -232,7 +233,7 @@ func tallyDeadLetters(sys *actor.System) *deadTally {
 		switch dl.Message.(type) {
 		case nil:
 			d.none.Add(1)
-		case *remote.Outgoing:
+		case *proxypool.Outgoing:
 			d.outgoing.Add(1)
 		case *testpb.Echo:
 			d.echo.Add(1)
@@ -245,13 +246,13 @@ func tallyDeadLetters(sys *actor.System) *deadTally {
 	return d
 }
 
-// of is the count for one message type ("<nil>", "*remote.Outgoing",
+// of is the count for one message type ("<nil>", "*proxypool.Outgoing",
 // "*testpb.Echo", or another).
 func (d *deadTally) of(typ string) int64 {
 	switch typ {
 	case "<nil>":
 		return d.none.Load()
-	case "*remote.Outgoing":
+	case "*proxypool.Outgoing":
 		return d.outgoing.Load()
 	case "*testpb.Echo":
 		return d.echo.Load()

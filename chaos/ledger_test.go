@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )
@@ -18,11 +19,12 @@ type ledger struct {
 	peer string
 	st0  remote.Stats
 	ps0  uint64
+	at   *node // whose ledger it is
 	dl   *deadTally
 }
 
 func openLedger(a *node, peer string) *ledger {
-	return &ledger{n: a.n, peer: peer, st0: a.n.Stats(), ps0: a.n.PoolStatsFor(peer).Messages.Load(), dl: tallyDeadLetters(a.sys)}
+	return &ledger{n: a.n, at: a, peer: peer, st0: a.n.Stats(), ps0: poolStats(a, peer).Messages, dl: tallyDeadLetters(a.sys)}
 }
 
 // writtenNow is what the node has handed to the kernel toward the peer
@@ -30,7 +32,7 @@ func openLedger(a *node, peer string) *ledger {
 // drops it).
 func (l *ledger) writtenNow() int64 {
 	st := l.n.Stats()
-	return int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0) + int64(st.SendsNative-l.st0.SendsNative) - int64(st.DroppedUnsent-l.st0.DroppedUnsent)
+	return int64(poolStats(l.at, l.peer).Messages-l.ps0) + int64(st.SendsNative-l.st0.SendsNative) - int64(st.DroppedUnsent-l.st0.DroppedUnsent)
 }
 
 // books are the sender's side of a flood, once it is over.
@@ -57,21 +59,21 @@ func (l *ledger) close(t testing.TB, attempted int64) books {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		handed := int64(l.n.Stats().SendsPooled - l.st0.SendsPooled)
-		if int64(l.n.PoolStatsFor(l.peer).Messages.Load()-l.ps0)+l.dl.of("*remote.Outgoing") >= handed {
+		if int64(poolStats(l.at, l.peer).Messages-l.ps0)+l.dl.of("*proxypool.Outgoing") >= handed {
 			break
 		}
 		time.Sleep(10 * time.Millisecond) // polling, with the deadline above
 	}
 	settle(t, 60*time.Second, 300*time.Millisecond, func() int64 {
-		return int64(l.n.PoolStatsFor(l.peer).Messages.Load()) + l.dl.user()
+		return int64(poolStats(l.at, l.peer).Messages) + l.dl.user()
 	})
 	st := l.n.Stats()
 	b := books{
 		attempted:    attempted,
 		refused:      l.dl.of("*testpb.Echo"),
 		pooledIn:     int64(st.SendsPooled - l.st0.SendsPooled),
-		poolWritten:  int64(l.n.PoolStatsFor(l.peer).Messages.Load() - l.ps0),
-		proxyDropped: l.dl.of("*remote.Outgoing"),
+		poolWritten:  int64(poolStats(l.at, l.peer).Messages - l.ps0),
+		proxyDropped: l.dl.of("*proxypool.Outgoing"),
 		nativeIn:     int64(st.SendsNative - l.st0.SendsNative),
 		unsent:       int64(st.DroppedUnsent - l.st0.DroppedUnsent),
 	}
@@ -114,4 +116,13 @@ func (l *ledger) minWireSize(b books) float64 {
 // replayed and a 64 KiB read buffer.
 func inFlightBound(kernelBytes int64, wireSize float64, links int64) int64 {
 	return int64(float64(kernelBytes)/wireSize) + int64(floodSinks*sinkBound) + links*(batchSize+int64(64<<10/wireSize))
+}
+
+// poolStats are x's pooled-path figures toward peer (zero without a pool
+// manager).
+func poolStats(x *node, peer string) proxypool.Stats {
+	if x.eq == nil || x.eq.Pools == nil {
+		return proxypool.Stats{}
+	}
+	return x.eq.Pools.Stats(peer)
 }

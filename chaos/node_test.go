@@ -86,7 +86,7 @@ func Equip(sys *actor.System, n *remote.Node, extra map[string]string) (*Equippe
 // attach is what needs the remote node: the proxy pool and the reporter.
 func (eq *Equipped) attach(sys *actor.System, n *remote.Node, extra map[string]string) error {
 	if extra[ExtraPool] != "off" {
-		cfg := proxypool.Config{ProxyQueue: atoi(extra[ExtraProxyQueue])}
+		cfg := proxypool.Config{ProxyQueue: atoi(extra[ExtraProxyQueue]), Eager: true} // the pooled scenarios start with pools up
 		if extra[ExtraProxyPolicy] == "failfast" {
 			cfg.Policy = actor.FailFast
 		}

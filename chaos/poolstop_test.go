@@ -45,8 +45,8 @@ func TestPoolStopUnderLoad(t *testing.T) {
 		require.NoError(t, a.eq.Pools.StartConnection(ctxFor(t, 20*time.Second), "b"))
 		cl.waitPool(t, "b")
 		startFor += time.Since(started)
-		pooled := a.n.PoolStatsFor("b").Messages.Load()
-		eventually(t, 30*time.Second, "sends through the new pool", func() bool { return a.n.PoolStatsFor("b").Messages.Load() >= pooled+step })
+		pooled := poolStats(a, "b").Messages
+		eventually(t, 30*time.Second, "sends through the new pool", func() bool { return poolStats(a, "b").Messages >= pooled+step })
 	}
 	hung := f.halt(30 * time.Second)
 	probe.halt()

@@ -170,7 +170,7 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	slices.Sort(recoveries)
 	lost := bk.written - total.Get(Delivered) - total.Get(DeadLetters)
-	guard := a.n.PoolStatsFor("b").GuardViolations.Load() + d.n.PoolStatsFor("b").GuardViolations.Load()
+	guard := poolStats(a, "b").GuardViolations + poolStats(d, "b").GuardViolations
 
 	sc.set("restarts", restarts)
 	sc.set("calls", len(calls.calls))

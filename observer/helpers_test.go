@@ -32,7 +32,7 @@ func startNode(t testing.TB, name string) *tnode {
 	require.NoError(t, testnode.Install(sys))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Listen: "127.0.0.1:0", PoolSize: 2})
 	require.NoError(t, err)
-	m, err := proxypool.Start(n, proxypool.Config{})
+	m, err := proxypool.Start(n, proxypool.Config{Eager: true}) // the panels show pools from the start
 	require.NoError(t, err)
 	stopped := false
 	stop := func() {

@@ -26,9 +26,35 @@ type Config struct {
 	// caller wait (the default), FailFast returns actor.ErrOverloaded.
 	Policy actor.MailboxPolicy
 	// ManualConnect, when true, leaves connecting to the caller
-	// (StartConnection). By default a master is started for every peer the
-	// node links to or discovery reports.
+	// (StartConnection): no pool is built by itself.
 	ManualConnect bool
+	// Eager, when true, builds a pool toward every peer the node links to
+	// or discovery reports, whether or not anything is sent there (ecall's
+	// behaviour): about 2 × pool size × (members − 1) links per node.
+	//
+	// By default pools are lazy: a pool toward a peer is built when
+	// traffic to it warrants it, on the first Send, Cast, Request or Call
+	// to it that takes the native path (that message goes natively; the
+	// pool takes what follows once it is built, behind a fence, so
+	// per-sender order holds). A pool that carried nothing for IdleTimeout
+	// is torn down the way StopConnection does it (order holds, nothing is
+	// lost silently), and the next message to the peer builds one again.
+	// Replies never build a pool, so a node holds pools toward the peers
+	// it sends to, and its peers toward it. Pools started with
+	// StartConnection are never torn down for idleness.
+	Eager bool
+	// IdleTimeout is how long a lazily built pool may carry nothing before
+	// it is torn down (not with Eager). Default 30 s.
+	IdleTimeout time.Duration
+	// MaxPoolLinks caps the pool links this node dials, node-wide (a pool
+	// has one per proxy, as many as the peer's receiver pool has workers).
+	// A pool that would pass the cap is not built: traffic to that peer
+	// takes the native path, Summary counts the refusal, and a warning is
+	// logged (at most once per peer per minute). StartConnection returns
+	// ErrPoolLinkCap then. The cap is checked when a connection starts;
+	// a peer's restart rebuilds its pool within the links it had.
+	// 0: no cap.
+	MaxPoolLinks int
 	// RetryMin and RetryMax bound the backoff between failed pool builds
 	// while the peer incarnation is alive. Defaults 50ms and 2s.
 	RetryMin, RetryMax time.Duration
@@ -36,7 +62,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{BatchSize: 1000, ProxyQueue: 65536, ProxyQueueBytes: 32 << 20, Policy: actor.Block, RetryMin: 50 * time.Millisecond, RetryMax: 2 * time.Second}
+	return Config{BatchSize: 1000, ProxyQueue: 65536, ProxyQueueBytes: 32 << 20, Policy: actor.Block, RetryMin: 50 * time.Millisecond, RetryMax: 2 * time.Second, IdleTimeout: 30 * time.Second}
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -56,6 +82,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RetryMax == 0 {
 		c.RetryMax = d.RetryMax
 	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
 	switch {
 	case c.BatchSize < 1:
 		return c, fmt.Errorf("proxypool: config: BatchSize is %d, want 1 or more", c.BatchSize)
@@ -65,6 +94,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("proxypool: config: ProxyQueueBytes is %d, want 1 or more", c.ProxyQueueBytes)
 	case c.Policy != actor.Block && c.Policy != actor.FailFast:
 		return c, fmt.Errorf("proxypool: config: Policy is %d, want Block or FailFast", int(c.Policy))
+	case c.IdleTimeout < 0:
+		return c, fmt.Errorf("proxypool: config: IdleTimeout is %v, want 0 (default 30s) or more", c.IdleTimeout)
+	case c.MaxPoolLinks < 0:
+		return c, fmt.Errorf("proxypool: config: MaxPoolLinks is %d, want 0 (no cap) or more", c.MaxPoolLinks)
 	case c.RetryMin < 0 || c.RetryMax < c.RetryMin:
 		return c, fmt.Errorf("proxypool: config: RetryMin %v / RetryMax %v: want 0 < RetryMin <= RetryMax", c.RetryMin, c.RetryMax)
 	}

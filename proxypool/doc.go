@@ -28,13 +28,29 @@
 //     or a proxy dies, the pool is unpublished at once: traffic falls back
 //     to the native path, calls still queued fail with actor.ErrNotSent
 //     (not executed), calls written fail with actor.ErrNodeDown, queued
-//     sends are counted dead letters. The master builds a fresh pool when
+//     sends and casts become counted dead letters (their Message an
+//     *Outgoing; Stats.DeadLetters). The master builds a fresh pool when
 //     it can;
 //   - when the pool goes while its peer lives (StopConnection, a proxy
 //     died), the native path is fenced behind the pool's links, the
 //     proxies write the sends they hold and end their links with a
 //     half-close: per-sender order holds and every send arrives or is
-//     counted (remote/SPEC.md, "Fences").
+//     counted (internal/wire/SPEC.md, "Fences").
+//
+// # Which peers get a pool
+//
+// Lazy (the default): a master only for a peer traffic goes to: the
+// first Send, Cast, Request or Call to it that takes the native path
+// builds one (that message goes natively), and a pool that carried
+// nothing for Config.IdleTimeout (30 s) is torn down as StopConnection
+// does it, so links follow the peers a node talks to. Eager
+// (Config.Eager, ecall's behaviour): a master for every peer the node
+// links to or discovery reports, so a node holds a pool toward every
+// member and a receiver pool for every member's pool: about 2 × pool
+// size × (members − 1) links (docs/SCALE.md measures both).
+// ManualConnect: only StartConnection.
+// Config.MaxPoolLinks caps the pool links a node dials, whatever the mode:
+// a peer over the cap is served natively, and Summary counts it.
 //
 // # Usage
 //
@@ -54,4 +70,12 @@
 //     bounded either way.
 //   - Ordering holds per caller and target, as on the native path; casts
 //     and calls run concurrently on the peer.
+//
+// # Inside
+//
+// remote.Node exports no pool hooks: the package reaches a node's pooled
+// path (dialing pool links, publishing and unpublishing pools, their
+// queues and counters) through internal/poolpath, the one interface
+// between the two layers, whose Host remote hands out through
+// internal/hooks.
 package proxypool

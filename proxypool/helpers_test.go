@@ -54,11 +54,23 @@ type nodeOpts struct {
 	cfg      Config
 	seeds    []string
 	inflight int // remote.Config.MaxInflightPerPeer; 0 the default
+	// lazy keeps proxypool's default; otherwise the tests' nodes build
+	// their pools eagerly (most tests here follow a pool from its build).
+	lazy bool
 }
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
 	t.Helper()
-	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	return startNodeLogged(t, name, o, slog.New(slog.NewTextHandler(testWriter{T: t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// startNodeLogged is startNode with the node's logger.
+func startNodeLogged(t testing.TB, name string, o nodeOpts, log *slog.Logger) *tnode {
+	t.Helper()
+	if !o.lazy {
+		o.cfg.Eager = true
+	}
+	sys, err := actor.Start(actor.Config{Name: name, Logger: log})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})

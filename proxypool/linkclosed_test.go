@@ -7,7 +7,6 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,10 +23,10 @@ func TestLinkClosedMidBatchDropsWhatFollowsIt(t *testing.T) {
 	a.pool.onLink = h.hook
 	require.NoError(t, a.pool.StartConnection(ctxT(t), "b"))
 	waitStatus(t, a.pool, "b", Connected)
-	proxy := a.n.Route("b").Proxies()[0]
+	proxy := a.pool.host.Route("b").Proxies()[0]
 	var dropped atomic.Int64
 	a.sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
-		if o, ok := d.Message.(*remote.Outgoing); ok && o.Kind() == remote.KindSend && o.Node() == "b" {
+		if o, ok := d.Message.(*Outgoing); ok && o.Op() == "send" && o.Node() == "b" {
 			dropped.Add(1)
 		}
 	})

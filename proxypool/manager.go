@@ -12,6 +12,8 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/hooks"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/supervisor"
 )
@@ -21,6 +23,7 @@ import (
 // current incarnation.
 type Manager struct {
 	node  *remote.Node
+	host  poolpath.Host // the node as the pooled path sees it
 	sys   *actor.System
 	cfg   Config
 	log   *slog.Logger
@@ -33,19 +36,55 @@ type Manager struct {
 	dead    map[string]*atomic.Uint64 // dead letters of queued pool traffic, by node
 	closing bool
 	goDone  bool // OnClose began waiting for wg: no more goroutines
+	// links is the pool links reserved for each master under
+	// MaxPoolLinks (limits.go); capLogged when a refusal was last logged,
+	// by peer.
+	links     map[string]int
+	capLogged map[string]time.Time
+	// idle follows the traffic of each lazily built pool (limits.go).
+	idle map[string]*idleState
+	sum  summaryCounts
 
-	onLink func(*remote.PoolLink) // test hook: sees every pool link built
+	onLink func(poolpath.Link) // test hook: sees every pool link built
 
 	ctx    context.Context // cancelled at stop: ends pool dials
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // dials, link watchers, auto-starts
 }
 
+// hostOf is how a Manager reaches its node's pool hooks, which
+// remote.Node does not export (internal/hooks.PoolHost, set by remote's
+// init, which has run: this package imports remote).
+var hostOf = hooks.PoolHost.(func(*remote.Node) poolpath.Host)
+
+// Outgoing is a message a proxy pool dropped: the dead letter's Message
+// when a send or cast queued in a proxy is never written (its link
+// closed, its proxy ended). Its payload is gone with its batch.
+type Outgoing struct {
+	node, op string
+}
+
+// Node is the peer node the message was for.
+func (o *Outgoing) Node() string { return o.node }
+
+// Op is what it was: "send" or "cast".
+func (o *Outgoing) Op() string { return o.op }
+
+// dropped publishes a dead letter for a send or cast to node that a
+// proxy's queue dropped (poolpath.Options.Dropped).
+func (m *Manager) dropped(node string) func(op string, reason error) {
+	return func(op string, reason error) {
+		actorhooks.DeadLetter(m.sys, actor.PID{Node: node}, actor.PID{}, &Outgoing{node: node, op: op}, reason)
+	}
+}
+
 // SupervisorName is the registered name of the proxy pool supervisor.
 const SupervisorName = "mailroom.proxypool"
 
-// Start runs the proxy pools of node. By default it connects to every
-// peer that comes up (ManualConnect turns that off). System.Stop stops it.
+// Start runs the proxy pools of node. By default a pool toward a peer is
+// built on the first message to it and torn down when idle (Config.Eager
+// builds one toward every peer that comes up; ManualConnect none).
+// System.Stop stops it.
 func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -53,10 +92,14 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	}
 	sys := node.System()
 	m := &Manager{
-		node: node, sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
+		node: node, host: hostOf(node), sys: sys, cfg: cfg, log: sys.Logger().With("layer", "proxypool"),
 		conns: make(map[string]*Info),
 		auto:  make(map[string]bool),
 		dead:  make(map[string]*atomic.Uint64),
+
+		links:     make(map[string]int),
+		capLogged: make(map[string]time.Time),
+		idle:      make(map[string]*idleState),
 	}
 	m.batch.Store(int64(cfg.BatchSize))
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -73,14 +116,19 @@ func Start(node *remote.Node, cfg Config) (*Manager, error) {
 	m.sup = sup
 	sys.SubscribeDeadLetters(m.onDeadLetter)
 	sys.OnStop(m.stop)
-	node.AddHooks(remote.Hooks{
+	hooks := remote.Hooks{
 		OnPeer:     m.onPeer,
 		OnPeerGone: m.onPeerGone,
 		OnMember:   m.onMember,
 		OnForget:   m.onForget,
 		OnClose:    m.waitGoroutines,
-	})
-	if !cfg.ManualConnect {
+	}
+	if !cfg.Eager && !cfg.ManualConnect {
+		hooks.OnNativeTraffic = m.onNative
+		m.goOwned(m.sweepIdle)
+	}
+	node.AddHooks(hooks)
+	if !cfg.ManualConnect && cfg.Eager {
 		for _, p := range node.Peers() {
 			m.onPeer(p)
 		}
@@ -102,10 +150,12 @@ func (m *Manager) StartConnection(ctx context.Context, node string) error {
 	m.mu.Lock()
 	delete(m.auto, node) // the user's: kept until StopConnection
 	m.mu.Unlock()
-	return m.startConnection(ctx, node)
+	return m.startConnection(ctx, node, 0)
 }
 
-func (m *Manager) startConnection(ctx context.Context, node string) error {
+// startConnection starts a master for node; need is the size of the
+// peer's receiver pool when the caller knows it (0: look it up).
+func (m *Manager) startConnection(ctx context.Context, node string, need int) error {
 	if node == m.sys.Name() {
 		return fmt.Errorf("proxypool: start connection: %q is this node", node)
 	}
@@ -119,11 +169,17 @@ func (m *Manager) startConnection(ctx context.Context, node string) error {
 	if exists {
 		return nil
 	}
+	if err := m.reserveLinks(node, need); err != nil {
+		return err
+	}
 	_, err := supervisor.StartChild(ctx, m.sys, m.sup, supervisor.ChildSpec{
 		ID: node, Props: masterProps(m, node), Restart: supervisor.Permanent, Shutdown: 10 * time.Second,
 	})
 	if errors.Is(err, supervisor.ErrIDTaken) {
 		return nil // started meanwhile
+	}
+	if err != nil {
+		m.releaseLinks(node)
 	}
 	return err
 }
@@ -146,6 +202,7 @@ func (m *Manager) StopConnection(ctx context.Context, node string) error {
 	if err := supervisor.DeleteChild(ctx, m.sys, m.sup, node); err != nil && !errors.Is(err, supervisor.ErrUnknownChild) {
 		return err
 	}
+	m.releaseLinks(node)
 	return nil
 }
 
@@ -177,7 +234,7 @@ type Stats struct {
 
 // Stats returns the pooled-path figures for node.
 func (m *Manager) Stats(node string) Stats {
-	ps := m.node.PoolStatsFor(node)
+	ps := m.host.Stats(node)
 	s := Stats{
 		Batches: ps.Batches.Load(), Messages: ps.Messages.Load(), Bytes: ps.Bytes.Load(),
 		MeanBatch: ps.MeanBatch(), Replies: ps.Replies.Load(), GuardViolations: ps.GuardViolations.Load(),
@@ -185,7 +242,7 @@ func (m *Manager) Stats(node string) Stats {
 	for i := range s.Hist {
 		s.Hist[i] = ps.Hist[i].Load()
 	}
-	if pool := m.node.Route(node); pool != nil {
+	if pool := m.host.Route(node); pool != nil {
 		s.QueueBytes = pool.QueuedBytes()
 		s.QueueDepth = pool.QueueDepth()
 	}
@@ -198,7 +255,7 @@ func (m *Manager) Stats(node string) Stats {
 }
 
 func (m *Manager) onDeadLetter(d actor.DeadLetter) {
-	o, ok := d.Message.(*remote.Outgoing)
+	o, ok := d.Message.(*Outgoing)
 	if !ok {
 		return
 	}
@@ -240,10 +297,22 @@ func (m *Manager) notify(node string, msg any, start bool) {
 		_ = actorhooks.Inject(m.sys, pid, msg)
 		return
 	}
+	if start && m.cfg.Eager {
+		need := 0
+		if up, ok := msg.(peerUp); ok {
+			need = up.poolSize
+		}
+		m.autoStart(node, need)
+	}
+}
+
+// autoStart starts a master for node on the manager's own account (it
+// goes with the node name, or for idleness when lazy). It never blocks.
+func (m *Manager) autoStart(node string, need int) {
 	m.mu.Lock()
 	closing := m.closing
 	m.mu.Unlock()
-	if !start || m.cfg.ManualConnect || closing {
+	if m.cfg.ManualConnect || closing {
 		return
 	}
 	m.mu.Lock()
@@ -254,7 +323,7 @@ func (m *Manager) notify(node string, msg any, start bool) {
 	m.goOwned(func() {
 		ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 		defer cancel()
-		if err := m.startConnection(ctx, node); err != nil && !errors.Is(err, actor.ErrStopped) && m.ctx.Err() == nil {
+		if err := m.startConnection(ctx, node, need); err != nil && !errors.Is(err, actor.ErrStopped) && !errors.Is(err, ErrPoolLinkCap) && m.ctx.Err() == nil {
 			m.log.Warn("could not start a connection master", "peer", node, "err", err)
 		}
 	})
@@ -302,6 +371,7 @@ func (m *Manager) onForget(node string) {
 	auto := m.auto[node]
 	delete(m.auto, node)
 	delete(m.dead, node)
+	delete(m.capLogged, node)
 	m.mu.Unlock()
 	if !auto {
 		return
@@ -338,8 +408,8 @@ func (m *Manager) stop(context.Context) error {
 	m.mu.Unlock()
 	m.cancel()
 	for _, n := range nodes {
-		if pool := m.node.Route(n); pool != nil {
-			m.node.Unpublish(pool, errors.New("local node stopping"))
+		if pool := m.host.Route(n); pool != nil {
+			m.host.Unpublish(pool, errors.New("local node stopping"))
 		}
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
-	"github.com/mailroom-go/mailroom/remote"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 )
 
 // Messages to a master.
@@ -22,7 +22,7 @@ type (
 	built    struct {
 		gen   int
 		inc   uint64
-		links []*remote.PoolLink
+		links []poolpath.Link
 		err   error
 	}
 	retry struct{ gen int }
@@ -39,7 +39,7 @@ type master struct {
 	m    *Manager
 	node string
 
-	pool     *remote.Pool
+	pool     poolpath.Pool
 	proxies  map[actor.PID]bool
 	inc      uint64 // the incarnation being followed (0: unknown)
 	gen      int    // bumped to invalidate builds and retries in flight
@@ -133,7 +133,7 @@ func (ms *master) build(c *actor.Context) {
 
 // dialPool links to the peer's current incarnation and dials one pool
 // link per worker.
-func (m *Manager) dialPool(node string) ([]*remote.PoolLink, uint64, error) {
+func (m *Manager) dialPool(node string) ([]poolpath.Link, uint64, error) {
 	ctx, cancel := context.WithTimeout(m.ctx, 2*(m.node.Config().DialTimeout+m.node.Config().HandshakeTimeout))
 	defer cancel()
 	if err := m.node.Connect(ctx, node, ""); err != nil {
@@ -146,9 +146,9 @@ func (m *Manager) dialPool(node string) ([]*remote.PoolLink, uint64, error) {
 	if info.PoolWorkers == discovery.NoReceiverPool {
 		return nil, info.Incarnation, errPoolDisabled
 	}
-	links := make([]*remote.PoolLink, 0, info.PoolWorkers)
+	links := make([]poolpath.Link, 0, info.PoolWorkers)
 	for i := range info.PoolWorkers {
-		l, err := m.node.DialPool(ctx, node, info.Incarnation, i)
+		l, err := m.host.DialPool(ctx, node, info.Incarnation, i)
 		if err != nil {
 			for _, l := range links {
 				l.Close(errors.New("pool build failed"))
@@ -185,7 +185,7 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 	}
 	batch := int(ms.m.batch.Load())
 	proxies := make([]actor.PID, 0, len(b.links))
-	links := make([]*remote.PoolLink, 0, len(b.links))
+	links := make([]poolpath.Link, 0, len(b.links))
 	ms.proxies = make(map[actor.PID]bool, len(b.links))
 	for _, l := range b.links {
 		if ms.m.onLink != nil {
@@ -200,9 +200,10 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 		links = append(links, l)
 		ms.proxies[pid] = true
 	}
-	pool, err := ms.m.node.Publish(ms.node, b.inc, proxies, remote.PoolOptions{
+	pool, err := ms.m.host.Publish(ms.node, b.inc, proxies, poolpath.Options{
 		Links: links, QueueEntries: ms.m.cfg.ProxyQueue, QueueBytes: ms.m.cfg.ProxyQueueBytes,
 		BatchSize: batch, FailFast: ms.m.cfg.Policy == actor.FailFast,
+		Dropped: ms.m.dropped(ms.node),
 	})
 	if err != nil || len(proxies) != len(b.links) {
 		for pid := range ms.proxies {
@@ -247,7 +248,7 @@ func (ms *master) scheduleRetry(c *actor.Context, err error) {
 // letters.
 func (ms *master) teardown(c *actor.Context, reason error, drain bool) []chan struct{} {
 	if ms.pool != nil {
-		ms.m.node.Unpublish(ms.pool, reason)
+		ms.m.host.Unpublish(ms.pool, reason)
 		c.Logger().Info("pool torn down", "peer", ms.node, "reason", reason)
 	}
 	var drained []chan struct{}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
@@ -100,7 +101,7 @@ func TestStartAndStopConnectionAreIdempotent(t *testing.T) {
 		info := a.pool.ConnectionInfo("b")
 		require.Equal(t, NotConnected, info.Status)
 		require.Equal(t, "b", info.Node)
-		require.Nil(t, a.n.Route("b"))
+		require.Nil(t, a.pool.host.Route("b"))
 	})
 }
 
@@ -118,7 +119,7 @@ func newHolder() *holder {
 	return &holder{tokens: make(chan struct{}, 1024), opened: make(chan struct{})}
 }
 
-func (h *holder) hook(l *remote.PoolLink) {
+func (h *holder) hook(l poolpath.Link) {
 	closed := l.Closed()
 	l.SetHold(func() {
 		h.entered.Add(1)
@@ -249,7 +250,7 @@ func TestKillingOneProxyTearsDownAndRebuilds(t *testing.T) {
 	eachNetwork(t, func(t *testing.T, net remote.Network) {
 		a, _ := pair(t, net, 2, Config{})
 		first := waitStatus(t, a.pool, "b", Connected)
-		pool := a.n.Route("b")
+		pool := a.pool.host.Route("b")
 		require.NotNil(t, pool)
 		old := pool.Proxies()
 		a.sys.StopActor(old[0])
@@ -260,7 +261,7 @@ func TestKillingOneProxyTearsDownAndRebuilds(t *testing.T) {
 		again := a.pool.ConnectionInfo("b")
 		require.Equal(t, first.Master, again.Master, "the same master rebuilt it")
 		require.True(t, pool.Closed(), "the old pool was unpublished")
-		for _, p := range a.n.Route("b").Proxies() {
+		for _, p := range a.pool.host.Route("b").Proxies() {
 			require.NotContains(t, old, p)
 		}
 		allFourOps(t, a)
@@ -337,10 +338,10 @@ func TestRepliesQueuedInADyingPoolAreReroutedNotLost(t *testing.T) {
 	b := startNode(t, "b", nodeOpts{poolSize: 1})
 	a := startNode(t, "a", nodeOpts{poolSize: 1, cfg: Config{ManualConnect: true}, seeds: []string{"b=" + b.n.Addr()}})
 	var mu sync.Mutex
-	var links []*remote.PoolLink
+	var links []poolpath.Link
 	h := newHolder()
 	t.Cleanup(h.open)
-	a.pool.onLink = func(l *remote.PoolLink) {
+	a.pool.onLink = func(l poolpath.Link) {
 		mu.Lock()
 		links = append(links, l)
 		mu.Unlock()

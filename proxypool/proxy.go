@@ -7,7 +7,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
-	"github.com/mailroom-go/mailroom/remote"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 )
 
 // proxy is one proxy actor: it owns one pool link, paired with one worker
@@ -19,7 +19,7 @@ import (
 // No timers.
 type proxy struct {
 	m    *Manager
-	link *remote.PoolLink
+	link poolpath.Link
 }
 
 // Messages to a proxy.
@@ -35,7 +35,7 @@ type (
 	drainMsg struct{ done chan struct{} }
 )
 
-func proxyProps(m *Manager, link *remote.PoolLink) *actor.Props {
+func proxyProps(m *Manager, link poolpath.Link) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &proxy{m: m, link: link}
 	})

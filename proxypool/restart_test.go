@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -87,8 +87,8 @@ func TestPeerRestartGetsAFreshPool(t *testing.T) {
 func TestPoolDeathFailsInFlightAndQueuedCalls(t *testing.T) {
 	a := startNode(t, "a", nodeOpts{poolSize: 2, cfg: Config{ManualConnect: true}})
 	var mu sync.Mutex
-	var links []*remote.PoolLink
-	a.pool.onLink = func(l *remote.PoolLink) {
+	var links []poolpath.Link
+	a.pool.onLink = func(l poolpath.Link) {
 		mu.Lock()
 		links = append(links, l)
 		mu.Unlock()

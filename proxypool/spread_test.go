@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
 	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -19,7 +19,7 @@ type writeCounter struct {
 	writes map[int]int
 }
 
-func (w *writeCounter) hook(l *remote.PoolLink) {
+func (w *writeCounter) hook(l poolpath.Link) {
 	worker := l.Worker()
 	l.SetHold(func() {
 		w.mu.Lock()

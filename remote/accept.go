@@ -3,9 +3,12 @@ package remote
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // Until a peer has proved the cookie it costs this node a goroutine, a
@@ -198,14 +201,14 @@ func (n *Node) accept(conn net.Conn) {
 		state = &st
 		conn = tc
 	}
-	self := n.helloFor(roleNative, 0, "", 0)
+	self := n.helloFor(wire.RoleNative, 0, "", 0)
 	var l *link
 	var old *peer
 	// Admission runs once the client has proved the cookie. The link is
 	// registered before the welcome is sent: a node that has begun
 	// closing refuses, so a client never sends on a link this node will
 	// not read.
-	admit := func(cli *hello) *refusal {
+	admit := func(cli *wire.Hello) *wire.Refusal {
 		if r := n.checkClient(cli); r != nil {
 			return r
 		}
@@ -214,21 +217,26 @@ func (n *Node) accept(conn net.Conn) {
 		}
 		var err error
 		if l, old, err = n.register(conn, *cli, false, 0); err != nil {
-			var r *refusal
+			var r *wire.Refusal
 			if errors.As(err, &r) {
 				return r
 			}
-			return refuse(codeRefused, "%v", err)
+			return wire.Refuse(wire.CodeRefused, "%v", err)
 		}
 		return nil
 	}
-	cli, err := serverHandshake(conn, n.cookie, self, deadline, admit)
+	cli, err := wire.ServerHandshake(conn, n.cookie, self, deadline, admit)
 	if err != nil {
 		n.stats.handshakeFailures.Add(1)
 		n.logRefused(remote, cli.Node, err)
 		if l != nil {
 			l.close(err) // registered, but the welcome could not be sent
 			l.peer.forgetDialed(l)
+		}
+		if old != nil {
+			// (fix) register replaced old with the client's incarnation
+			// (buried): it is gone whatever became of the welcome.
+			n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", l.peer.name, l.peer.inc))
 		}
 		conn.Close()
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -57,8 +58,8 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 	e := rawEndsAs(victim, "flooder", 7)
 	typ, payload, err := marshal(&testpb.Echo{Text: "x"})
 	require.NoError(t, err)
-	stream := frames(e, calls, func(i int) *Element {
-		return &Element{Kind: KindCall, ID: 1<<21 + uint64(i), Fn: "hold", Type: typ, Payload: payload}
+	stream := frames(e, calls, func(i int) *wire.Element {
+		return &wire.Element{Kind: wire.KindCall, ID: 1<<21 + uint64(i), Fn: "hold", Type: typ, Payload: payload}
 	})
 	frameSize := int64(len(stream) / calls) // ids of one size: every frame has the same length
 	conn := rawLink(t, victim, "flooder", 7, 0)
@@ -107,8 +108,8 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	e := rawEndsAs(victim, "deaf", 8)
 	typ, payload, err := marshal(&testpb.Echo{Text: strings.Repeat("r", 200)})
 	require.NoError(t, err)
-	stream := frames(e, 500_000, func(i int) *Element {
-		return &Element{Kind: KindCall, ID: 1<<21 + uint64(i), Fn: "echo", Type: typ, Payload: payload}
+	stream := frames(e, 500_000, func(i int) *wire.Element {
+		return &wire.Element{Kind: wire.KindCall, ID: 1<<21 + uint64(i), Fn: "echo", Type: typ, Payload: payload}
 	})
 	conn := rawLink(t, victim, "deaf", 8, 0)
 	f := startFlood(conn, stream, 5*time.Second)
@@ -147,8 +148,8 @@ func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	e := rawEndsAs(victim, "caster", 9)
 	typ, payload, err := marshal(&testpb.Echo{Text: "c"})
 	require.NoError(t, err)
-	stream := frames(e, 200_000, func(int) *Element {
-		return &Element{Kind: KindCast, Fn: "slow", Type: typ, Payload: payload}
+	stream := frames(e, 200_000, func(int) *wire.Element {
+		return &wire.Element{Kind: wire.KindCast, Fn: "slow", Type: typ, Payload: payload}
 	})
 	conn := rawLink(t, victim, "caster", 9, 0)
 	f := startFlood(conn, stream, time.Second)
@@ -184,13 +185,13 @@ func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
 	typ, payload, err := marshal(&testpb.Echo{Text: "x"})
 	require.NoError(t, err)
 	var floods []*flood
-	for i, h := range []hello{
+	for i, h := range []wire.Hello{
 		{Node: "spread", Inc: 18, LinkID: 1},
-		{Node: "spread", Inc: 18, LinkID: 2, Role: rolePool, Worker: 0},
-		{Node: "spread", Inc: 18, LinkID: 3, Role: rolePool, Worker: 1},
+		{Node: "spread", Inc: 18, LinkID: 2, Role: wire.RolePool, Worker: 0},
+		{Node: "spread", Inc: 18, LinkID: 3, Role: wire.RolePool, Worker: 1},
 	} {
-		stream := frames(e, 200_000, func(j int) *Element {
-			return &Element{Kind: KindCall, ID: uint64(i)<<24 + 1<<21 + uint64(j), Fn: "hold", Type: typ, Payload: payload}
+		stream := frames(e, 200_000, func(j int) *wire.Element {
+			return &wire.Element{Kind: wire.KindCall, ID: uint64(i)<<24 + 1<<21 + uint64(j), Fn: "hold", Type: typ, Payload: payload}
 		})
 		floods = append(floods, startFlood(rawLinkAs(t, victim, h), stream, time.Second))
 	}

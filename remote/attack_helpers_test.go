@@ -13,6 +13,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,31 +25,31 @@ import (
 // naming the link linkID (0: none), and returns the connection.
 func rawLink(t testing.TB, n *Node, name string, inc, linkID uint64) net.Conn {
 	t.Helper()
-	return rawLinkAs(t, n, hello{Node: name, Inc: inc, Addr: "127.0.0.1:1", LinkID: linkID})
+	return rawLinkAs(t, n, wire.Hello{Node: name, Inc: inc, Addr: "127.0.0.1:1", LinkID: linkID})
 }
 
 // rawLinkAs completes a handshake with n saying h (a pool link: Role
 // rolePool and a Worker).
-func rawLinkAs(t testing.TB, n *Node, h hello) net.Conn {
+func rawLinkAs(t testing.TB, n *Node, h wire.Hello) net.Conn {
 	t.Helper()
 	conn, err := net.Dial("tcp", n.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = clientHandshake(conn, []byte(testCookie), h, soon(), nil)
+	_, err = wire.ClientHandshake(conn, []byte(testCookie), h, soon(), nil)
 	require.NoError(t, err)
 	return conn
 }
 
 // rawEndsAs are the ends of a raw link named name/inc to n.
-func rawEndsAs(n *Node, name string, inc uint64) ends {
-	return ends{selfNode: name, selfInc: inc, peerNode: n.sys.Name(), peerInc: n.sys.Incarnation()}
+func rawEndsAs(n *Node, name string, inc uint64) wire.Ends {
+	return wire.Ends{SelfNode: name, SelfInc: inc, PeerNode: n.sys.Name(), PeerInc: n.sys.Incarnation()}
 }
 
 // frames encodes count elements made by mk(i), i from 0.
-func frames(e ends, count int, mk func(i int) *Element) []byte {
+func frames(e wire.Ends, count int, mk func(i int) *wire.Element) []byte {
 	var b []byte
 	for i := range count {
-		b = e.appendFrame(b, mk(i))
+		b = e.AppendFrame(b, mk(i))
 	}
 	return b
 }

@@ -1,5 +1,12 @@
 package remote
 
+import (
+	"errors"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
+)
+
 // Ordering across a change of path. A sender's messages to one target
 // keep their order along one path (a native link, or one proxy's pool
 // link), and a sender moves from the native path to the pool when a pool
@@ -13,8 +20,9 @@ package remote
 // the native link, sent once no native send can follow it, is a barrier:
 // when its pong comes back, the native path has delivered everything.
 // Publish sends that ping under the peer's path lock (native sends hold
-// it shared and check the route under it), and every link of the pool
-// waits for the pong before its first write.
+// it shared and check the route under it), before the route changes, and
+// gives it to the pool (its fence) before anyone can push into it: every
+// link of the pool waits for the pong before its first write.
 
 // barrier is a wait for the pong of ping number n on a link.
 type barrier struct {
@@ -23,24 +31,37 @@ type barrier struct {
 }
 
 // ping enqueues a ping and returns its number on the link: pongs come
-// back in order, so pong k answers ping k.
-func (l *link) ping(block bool) (uint64, error) {
-	b := getBuf()
-	defer putBuf(b)
-	b.b = l.ends.appendFrame(b.b[:0], &Element{Kind: KindPing})
+// back in order, so pong k answers ping k. It takes the control headroom
+// (enqueueCtl) and never waits: ErrOverloaded past it.
+func (l *link) ping() (uint64, error) {
 	var n uint64
-	_, err := l.enqueueThen(b.b, 1, block, nil, func() {
+	_, err := l.enqueueCtl(pingFrame, false, func() {
 		l.pings++
 		n = l.pings
 	})
 	return n, err
 }
 
+// pingFrame and pongFrame are whole frames: they have no body.
+var (
+	pingFrame = []byte{0, 0, 0, 1, byte(wire.KindPing)}
+	pongFrame = []byte{0, 0, 0, 1, byte(wire.KindPong)}
+)
+
+// errBarrierFull closes a native link too full to take even the publish
+// barrier's ping within its control headroom.
+var errBarrierFull = errors.New("remote: link too full to take the ping of a publish barrier")
+
 // barrier sends a ping and returns a channel closed when its pong
-// arrives, or when the link closes (nothing more comes on it then).
+// arrives, or when the link closes (nothing more comes on it then). It
+// never waits: a link too full to take the ping is closed (its unsent
+// frames counted), which orders it the same way.
 func (l *link) barrier() <-chan struct{} {
 	ch := make(chan struct{})
-	n, err := l.ping(true)
+	n, err := l.ping()
+	if errors.Is(err, actor.ErrOverloaded) {
+		l.close(errBarrierFull)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil || l.closed || l.pongs.Load() >= n {
@@ -75,27 +96,14 @@ func (l *link) releaseBarriers(n uint64) {
 // closedChan is a channel that is already closed.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// fence is set by Publish: the pool's links wait for it before their
-// first write. Returns the current one.
-func (p *peer) fence() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ready == nil {
-		return closedChan
-	}
-	return p.ready
-}
-
-// raiseFence makes the pool about to be published wait for the native
-// path: a ping on our native link, if there is one. Called with
-// p.pathMu held exclusively, after the route changed, so no native send
-// can come after the ping.
-func (p *peer) raiseFence() {
-	var ready <-chan struct{} = closedChan
+// publishFence is the fence of a pool about to be published for p: a
+// barrier on our native link, if there is one. Called with p.pathMu held
+// exclusively, before the route changes, so no native send can come
+// after the ping, and the pool has its fence before anyone can push into
+// it.
+func (p *peer) publishFence() <-chan struct{} {
 	if l := p.outLink(); l != nil {
-		ready = l.barrier()
+		return l.barrier()
 	}
-	p.mu.Lock()
-	p.ready = ready
-	p.mu.Unlock()
+	return closedChan
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/memnet"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -61,7 +62,7 @@ func BenchmarkDispatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The frames a peer "a" writes to this node.
-	peer := ends{selfNode: "a", selfInc: 7, peerNode: sys.Name(), peerInc: sys.Incarnation()}
+	peer := wire.Ends{SelfNode: "a", SelfInc: 7, PeerNode: sys.Name(), PeerInc: sys.Incarnation()}
 	payloads := []struct {
 		name string
 		msg  proto.Message
@@ -72,19 +73,19 @@ func BenchmarkDispatch(b *testing.B) {
 	for _, targets := range []string{"one", "many"} {
 		for _, p := range payloads {
 			b.Run("targets="+targets+"/payload="+p.name, func(b *testing.B) {
-				body := appendUvarint(nil, dispatchBatch)
+				body := wire.AppendUvarint(nil, dispatchBatch)
 				for i := range dispatchBatch {
 					name := "sink"
 					if targets == "many" {
 						name = names[i]
 					}
-					el := Element{Kind: KindSend, ToName: name, Sender: actor.PID{Node: "a", Incarnation: 7, ID: uint64(100 + i)},
-						Type: string(p.msg.ProtoReflect().Descriptor().FullName()), msg: p.msg}
-					if body, err = peer.encodeElement(body, &el); err != nil {
+					el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: actor.PID{Node: "a", Incarnation: 7, ID: uint64(100 + i)},
+						Type: string(p.msg.ProtoReflect().Descriptor().FullName()), Msg: p.msg}
+					if body, err = peer.EncodeElement(body, &el); err != nil {
 						b.Fatal(err)
 					}
 				}
-				l := newLink(n, nil, rolePool, false, ends{selfNode: sys.Name(), selfInc: sys.Incarnation(), peerNode: "a", peerInc: 7, in: new(interner)}, nil)
+				l := newLink(n, nil, wire.RolePool, false, wire.Ends{SelfNode: sys.Name(), SelfInc: sys.Incarnation(), PeerNode: "a", PeerInc: 7, In: new(wire.Interner)}, nil)
 				defer l.cancel()
 				frames := (b.N + dispatchBatch - 1) / dispatchBatch
 				base := got.Load()
@@ -92,7 +93,7 @@ func BenchmarkDispatch(b *testing.B) {
 				b.ResetTimer()
 				cpu0 := cpuTime(b)
 				for range frames {
-					if err := n.dispatch(l, KindBatch, body); err != nil {
+					if err := n.dispatch(l, wire.KindBatch, body); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -119,26 +120,26 @@ func cpuTime(b *testing.B) time.Duration {
 // sends to one target, decoding each entry (names interned), without the
 // payloads' protobuf decoding nor the delivery. One op is one entry.
 func BenchmarkBatchDecode(b *testing.B) {
-	peer := ends{selfNode: "a", selfInc: 7, peerNode: "b", peerInc: 9}
-	body := appendUvarint(nil, dispatchBatch)
+	peer := wire.Ends{SelfNode: "a", SelfInc: 7, PeerNode: "b", PeerInc: 9}
+	body := wire.AppendUvarint(nil, dispatchBatch)
 	var err error
 	for i := range dispatchBatch {
-		el := Element{Kind: KindSend, ToName: "sink", Sender: actor.PID{Node: "a", Incarnation: 7, ID: uint64(100 + i)},
+		el := wire.Element{Kind: wire.KindSend, ToName: "sink", Sender: actor.PID{Node: "a", Incarnation: 7, ID: uint64(100 + i)},
 			Type: "mailroom.testpb.Echo", Payload: make([]byte, 200)}
-		if body, err = peer.encodeElement(body, &el); err != nil {
+		if body, err = peer.EncodeElement(body, &el); err != nil {
 			b.Fatal(err)
 		}
 	}
-	e := ends{selfNode: "b", selfInc: 9, peerNode: "a", peerInc: 7, in: new(interner)}
+	e := wire.Ends{SelfNode: "b", SelfInc: 9, PeerNode: "a", PeerInc: 7, In: new(wire.Interner)}
 	b.ReportAllocs()
-	var el Element
+	var el wire.Element
 	for i := 0; i < b.N; i += dispatchBatch {
-		it, err := e.newBatchIter(body)
+		it, err := e.NewBatchIter(body)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for {
-			ok, err := it.next(&el)
+			ok, err := it.Next(&el)
 			if err != nil {
 				b.Fatal(err)
 			}

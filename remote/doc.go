@@ -1,6 +1,7 @@
 // Package remote connects mailroom nodes: TCP links (optionally TLS)
-// authenticated both ways over a shared cookie, the frame codec of
-// SPEC.md, heartbeats, and the native path that carries Send, Request,
+// authenticated both ways over a shared cookie, the wire protocol of
+// internal/wire/SPEC.md (its codec lives in package internal/wire),
+// heartbeats, and the native path that carries Send, Request,
 // Cast, Call and Watch to actors and functions on other nodes.
 //
 // # Usage
@@ -36,7 +37,7 @@
 //
 // # Trust
 //
-// Links are authenticated both ways over the cookie (SPEC.md): the dialer
+// Links are authenticated both ways over the cookie (internal/wire/SPEC.md): the dialer
 // proves first, each proof covers the whole handshake, and nothing a peer
 // says changes this node's state before it has proved the cookie. A node
 // stops itself on a peer's word only when that word is authenticated

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"strings"
 	"testing"
 
@@ -63,20 +64,20 @@ func TestAReplyStatesOneOutcome(t *testing.T) {
 		{"no_process~may", actor.MayHaveExecuted, actor.ErrNoProcess, true},
 		{"context_deadline~may", actor.MayHaveExecuted, context.DeadlineExceeded, true},
 	} {
-		err := replyError(&Element{Status: StatusError, Code: tc.code, Message: "m"}, "call", p, "f")
+		err := wire.ReplyError(&wire.Element{Status: wire.StatusError, Code: tc.code, Message: "m"}, "call", p.name, p.inc, "f")
 		require.Equal(t, tc.want, actor.Outcome(err), tc.code)
 		require.Equal(t, tc.matches, errors.Is(err, tc.sentinel), "%s: %v", tc.code, err)
 		require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%s: %v", tc.code, err)
 	}
 	// A node of an earlier version rejects with its handler's ended ctx:
 	// read as this version sends it, may have executed.
-	err := replyError(&Element{Status: StatusRejected, Code: "context_deadline", Message: "context deadline exceeded"}, "call", p, "f")
+	err := wire.ReplyError(&wire.Element{Status: wire.StatusRejected, Code: "context_deadline", Message: "context deadline exceeded"}, "call", p.name, p.inc, "f")
 	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err))
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Equal(t, 1, strings.Count(err.Error(), "executed"), "%v", err)
 
 	// A rejection coded like a runtime condition is a rejection.
-	err = replyError(&Element{Status: StatusRejected, Code: "unreachable", Message: "mine"}, "call", p, "f")
+	err = wire.ReplyError(&wire.Element{Status: wire.StatusRejected, Code: "unreachable", Message: "mine"}, "call", p.name, p.inc, "f")
 	require.Equal(t, actor.Executed, actor.Outcome(err))
 	require.NotErrorIs(t, err, actor.ErrUnreachable)
 	require.Equal(t, "unreachable", actor.ErrorCode(err))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +41,7 @@ func TestLinksThatFenceEachOtherAreClosedAfterTheWindow(t *testing.T) {
 	waitFor(t, "every link registered", func() bool { return victim.Stats().Links >= links })
 	for i, c := range conns {
 		next := uint64((i+1)%links + 1)
-		_, err := c.Write(e.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{next}}}))
+		_, err := c.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlFence, Links: []uint64{next}}}))
 		require.NoError(t, err)
 	}
 	var peak int
@@ -71,7 +72,7 @@ func TestTooManyLinksFromOnePeerAreRefused(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte(testCookie), hello{Node: "greedy", Inc: 14, LinkID: 5}, soon(), nil)
+	_, err = wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: "greedy", Inc: 14, LinkID: 5}, soon(), nil)
 	require.ErrorContains(t, err, "too many links from greedy")
 	require.Equal(t, uint64(1), victim.Stats().LinksRefused)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -41,14 +42,14 @@ func fakeServer(t *testing.T, serve func(conn net.Conn)) string {
 }
 
 // readClientHello reads a dialer's first message into t and decodes it.
-func readClientHello(t *testing.T, conn net.Conn, tr *transcript) hello {
+func readClientHello(t *testing.T, conn net.Conn, tr *wire.Transcript) wire.Hello {
 	t.Helper()
-	msg, err := readMsg(conn, tr)
+	msg, err := wire.ReadMsg(conn, tr)
 	require.NoError(t, err)
-	require.Equal(t, protoMagic[:], msg[:4])
-	d := dec{b: msg[6:]}
-	h := readHello(&d)
-	require.NoError(t, d.err)
+	require.Equal(t, wire.ProtoMagic[:], msg[:4])
+	d := wire.Dec{B: msg[6:]}
+	h := wire.ReadHello(&d)
+	require.NoError(t, d.Err)
 	return h
 }
 
@@ -65,32 +66,32 @@ func TestAForgedDeclaredDeadRefusalIsIgnored(t *testing.T) {
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 
-	deadReason := func(h hello) string {
+	deadReason := func(h wire.Hello) string {
 		return fmt.Sprintf("incarnation %016x of %s was declared dead", h.Inc, h.Node)
 	}
 	attacks := map[string]func(conn net.Conn){
 		"refused at once": func(conn net.Conn) {
-			var tr transcript
+			var tr wire.Transcript
 			h := readClientHello(t, conn, &tr)
-			_ = writeMsg(conn, nil, refusalMsg(hsRefused, refuse(codeDeclaredDead, "%s", deadReason(h))))
+			_ = wire.WriteMsg(conn, nil, wire.RefusalMsg(wire.HsRefused, wire.Refuse(wire.CodeDeclaredDead, "%s", deadReason(h))))
 		},
 		"refused in the version 2 format": func(conn net.Conn) {
-			var tr transcript
+			var tr wire.Transcript
 			h := readClientHello(t, conn, &tr)
-			_ = writeMsg(conn, nil, appendString([]byte{hsRefused}, deadReason(h)))
+			_ = wire.WriteMsg(conn, nil, wire.AppendString([]byte{wire.HsRefused}, deadReason(h)))
 		},
 		"refused after the proof with a forged MAC": func(conn net.Conn) {
-			var tr transcript
+			var tr wire.Transcript
 			h := readClientHello(t, conn, &tr)
-			srv := hello{Node: h.WantNode, Inc: 42, Addr: "127.0.0.1:1", Nonce: newNonce()}
-			require.NoError(t, writeMsg(conn, &tr, appendHello([]byte{hsOK}, &srv)))
-			if _, err := readMsg(conn, &tr); err != nil {
+			srv := wire.Hello{Node: h.WantNode, Inc: 42, Addr: "127.0.0.1:1", Nonce: wire.NewNonce()}
+			require.NoError(t, wire.WriteMsg(conn, &tr, wire.AppendHello([]byte{wire.HsOK}, &srv)))
+			if _, err := wire.ReadMsg(conn, &tr); err != nil {
 				return
 			}
-			body := refusalMsg(hsRefusedAuth, refuse(codeDeclaredDead, "%s", deadReason(h)))
-			forged := make([]byte, macSize)
+			body := wire.RefusalMsg(wire.HsRefusedAuth, wire.Refuse(wire.CodeDeclaredDead, "%s", deadReason(h)))
+			forged := make([]byte, wire.MacSize)
 			_, _ = rand.Read(forged)
-			_ = writeMsg(conn, nil, append(body, forged...))
+			_ = wire.WriteMsg(conn, nil, append(body, forged...))
 		},
 	}
 	i := 0
@@ -125,10 +126,10 @@ func TestAnAuthenticatedDeclaredDeadRefusalStopsTheNode(t *testing.T) {
 	victim.onMember(discovery.Event{Type: discovery.MemberDown, Member: discovery.Member{Node: "thawed", Incarnation: thawed.Incarnation()}})
 	err := thawedNode.Connect(context.Background(), "victim", victim.Addr())
 	require.ErrorIs(t, err, ErrHandshake)
-	var r *refusal
+	var r *wire.Refusal
 	require.ErrorAs(t, err, &r)
-	require.Equal(t, codeDeclaredDead, r.code)
-	require.True(t, r.authenticated, "%v", err)
+	require.Equal(t, wire.CodeDeclaredDead, r.Code)
+	require.True(t, r.Authenticated, "%v", err)
 	select {
 	case <-thawed.Done():
 	case <-time.After(10 * time.Second):
@@ -147,37 +148,37 @@ func TestAClientThatNeverProvesGetsNothingToTestGuessesAgainst(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	var tr transcript
-	require.NoError(t, writeMsg(conn, &tr, clientHello(&hello{Node: "guesser", Inc: 9, Addr: "127.0.0.1:1", Nonce: newNonce()})))
+	var tr wire.Transcript
+	require.NoError(t, wire.WriteMsg(conn, &tr, wire.ClientHello(&wire.Hello{Node: "guesser", Inc: 9, Addr: "127.0.0.1:1", Nonce: wire.NewNonce()})))
 
-	s1, err := readMsg(conn, &tr)
+	s1, err := wire.ReadMsg(conn, &tr)
 	require.NoError(t, err)
-	d := dec{b: s1}
-	require.Equal(t, hsOK, d.u8("status"))
-	srv := readHello(&d) // fails on trailing bytes
-	require.NoError(t, d.err)
-	require.Equal(t, appendHello([]byte{hsOK}, &srv), s1, "the server hello is its fields and nothing else")
+	d := wire.Dec{B: s1}
+	require.Equal(t, wire.HsOK, d.U8("status"))
+	srv := wire.ReadHello(&d) // fails on trailing bytes
+	require.NoError(t, d.Err)
+	require.Equal(t, wire.AppendHello([]byte{wire.HsOK}, &srv), s1, "the server hello is its fields and nothing else")
 	require.Equal(t, "victim", srv.Node)
 	require.Equal(t, sys.Incarnation(), srv.Inc)
 
 	// A guessed proof.
-	guess := (&transcript{}).mac([]byte("a-guessed-cookie-0123456789"), labelClientProof, nil)
-	require.NoError(t, writeMsg(conn, &tr, append([]byte{hsOK}, guess...)))
-	s2, err := readMsg(conn, nil)
+	guess := (&wire.Transcript{}).Mac([]byte("a-guessed-cookie-0123456789"), wire.LabelClientProof, nil)
+	require.NoError(t, wire.WriteMsg(conn, &tr, append([]byte{wire.HsOK}, guess...)))
+	s2, err := wire.ReadMsg(conn, nil)
 	require.NoError(t, err)
-	d = dec{b: s2}
-	require.Equal(t, hsRefused, d.u8("status"), "not authenticated: the client has not proved")
-	r := readRefusal(&d)
-	require.Equal(t, codeBadCookie, r.code)
-	require.Empty(t, d.b, "no MAC follows the refusal")
+	d = wire.Dec{B: s2}
+	require.Equal(t, wire.HsRefused, d.U8("status"), "not authenticated: the client has not proved")
+	r := wire.ReadRefusal(&d)
+	require.Equal(t, wire.CodeBadCookie, r.Code)
+	require.Empty(t, d.B, "no MAC follows the refusal")
 	assertClosedByPeer(t, conn)
 
 	sent := append(append([]byte(nil), s1...), s2...)
 	cookie := []byte(testCookie)
-	for _, label := range []string{labelClientProof, labelServerVerdict} {
-		for _, tail := range [][]byte{nil, {hsOK}, {hsRefused}} {
+	for _, label := range []string{wire.LabelClientProof, wire.LabelServerVerdict} {
+		for _, tail := range [][]byte{nil, {wire.HsOK}, {wire.HsRefused}} {
 			for cut := 0; cut <= len(tr); cut++ {
-				require.False(t, bytes.Contains(sent, tr[:cut].mac(cookie, label, tail)), "the server sent a MAC under the cookie")
+				require.False(t, bytes.Contains(sent, tr[:cut].Mac(cookie, label, tail)), "the server sent a MAC under the cookie")
 			}
 		}
 	}
@@ -194,22 +195,22 @@ func TestTheDialerProvesFirstAndChecksTheServersProof(t *testing.T) {
 	for _, reflect := range []bool{false, true} {
 		var proof, expected []byte
 		addr := fakeServer(t, func(conn net.Conn) {
-			var tr transcript
+			var tr wire.Transcript
 			h := readClientHello(t, conn, &tr)
-			srv := hello{Node: h.WantNode, Inc: 42, Addr: "127.0.0.1:1", Nonce: newNonce()}
-			require.NoError(t, writeMsg(conn, &tr, appendHello([]byte{hsOK}, &srv)))
-			expected = tr.mac([]byte(testCookie), labelClientProof, nil)
-			msg, err := readMsg(conn, &tr)
+			srv := wire.Hello{Node: h.WantNode, Inc: 42, Addr: "127.0.0.1:1", Nonce: wire.NewNonce()}
+			require.NoError(t, wire.WriteMsg(conn, &tr, wire.AppendHello([]byte{wire.HsOK}, &srv)))
+			expected = tr.Mac([]byte(testCookie), wire.LabelClientProof, nil)
+			msg, err := wire.ReadMsg(conn, &tr)
 			require.NoError(t, err)
-			require.Equal(t, hsOK, msg[0])
+			require.Equal(t, wire.HsOK, msg[0])
 			proof = msg[1:]
-			verdict := make([]byte, macSize)
+			verdict := make([]byte, wire.MacSize)
 			if reflect {
 				copy(verdict, proof)
 			} else {
 				_, _ = rand.Read(verdict)
 			}
-			_ = writeMsg(conn, nil, append([]byte{hsOK}, verdict...))
+			_ = wire.WriteMsg(conn, nil, append([]byte{wire.HsOK}, verdict...))
 		})
 		node := fmt.Sprintf("fake-%v", reflect)
 		err := victim.Connect(context.Background(), node, addr)
@@ -245,7 +246,7 @@ func TestARefusedHandshakeIsErrHandshake(t *testing.T) {
 	// A pool link refused by the peer.
 	_, pooler, _ := startNode(t, "pooler", Config{})
 	require.NoError(t, pooler.Connect(ctx, "victim", victim.Addr()))
-	_, err := pooler.DialPool(ctx, "victim", victimSys.Incarnation(), 4096)
+	_, err := pooler.dialPool(ctx, "victim", victimSys.Incarnation(), 4096)
 	check(err, "out of range")
 	// TLS that fails.
 	ca := newTestCA(t)
@@ -262,16 +263,16 @@ func TestARefusedHandshakeIsErrHandshake(t *testing.T) {
 //
 //	go test -run '^$' -bench GuessAgainstAClientProof ./remote
 func BenchmarkGuessAgainstAClientProof(b *testing.B) {
-	var tr transcript
-	tr.add(clientHello(&hello{Node: "orders-1", Inc: 1, PoolSize: 8, WantNode: "billing-1", Addr: "10.0.0.5:7400", LinkID: 1, Nonce: newNonce()}))
-	tr.add(appendHello([]byte{hsOK}, &hello{Node: "billing-1", Inc: 2, PoolSize: 8, Addr: "10.0.0.6:7400", Nonce: newNonce()}))
-	proof := tr.mac([]byte(testCookie), labelClientProof, nil)
+	var tr wire.Transcript
+	tr.Add(wire.ClientHello(&wire.Hello{Node: "orders-1", Inc: 1, PoolSize: 8, WantNode: "billing-1", Addr: "10.0.0.5:7400", LinkID: 1, Nonce: wire.NewNonce()}))
+	tr.Add(wire.AppendHello([]byte{wire.HsOK}, &wire.Hello{Node: "billing-1", Inc: 2, PoolSize: 8, Addr: "10.0.0.6:7400", Nonce: wire.NewNonce()}))
+	proof := tr.Mac([]byte(testCookie), wire.LabelClientProof, nil)
 	guess := []byte("guess-000000000000")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		guess[len(guess)-1] = byte(i)
-		if bytes.Equal(tr.mac(guess, labelClientProof, nil), proof) {
+		if bytes.Equal(tr.Mac(guess, wire.LabelClientProof, nil), proof) {
 			b.Fatal("guessed")
 		}
 	}

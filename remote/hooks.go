@@ -1,6 +1,10 @@
 package remote
 
-import "github.com/mailroom-go/mailroom/discovery"
+import (
+	"time"
+
+	"github.com/mailroom-go/mailroom/discovery"
+)
 
 // Hooks let the layers above (the proxy pool, services) follow what the
 // remote layer sees. Every callback runs on a goroutine of the remote
@@ -20,6 +24,11 @@ type Hooks struct {
 	// Config.ForgetNodesAfter (discovery does not list it; it had no
 	// link). A layer drops what it keeps by that name.
 	OnForget func(node string)
+	// OnNativeTraffic: a Send, Cast, Request or Call to node took the
+	// native path (no pool was published for it). Called on the sender's
+	// goroutine, at most once a second per peer incarnation; a lazy proxy
+	// pool builds a pool on it.
+	OnNativeTraffic func(node string)
 	// OnClose: the node has closed every link and stopped its goroutines
 	// (the end of System.Stop's remote phase). A layer waits for its own
 	// goroutines here.
@@ -37,6 +46,9 @@ func (n *Node) AddHooks(h Hooks) {
 	}
 	next = append(next, h)
 	n.hooks.Store(&next)
+	if h.OnNativeTraffic != nil {
+		n.nativeWatched.Store(true)
+	}
 }
 
 // each calls f for every installed hook set.
@@ -68,4 +80,24 @@ func (n *Node) Peers() []PeerInfo {
 		out = append(out, p.info())
 	}
 	return out
+}
+
+// nativeNoteEvery is how often a peer's native traffic is reported to
+// OnNativeTraffic at most.
+const nativeNoteEvery = int64(time.Second)
+
+// noteNative reports native traffic to p to the OnNativeTraffic hooks,
+// at most once per nativeNoteEvery. Callers check n.nativeWatched first,
+// so a node without such a hook pays one atomic load per message.
+func (n *Node) noteNative(p *peer) {
+	now := time.Now().UnixNano()
+	last := p.nativeNoted.Load()
+	if now-last < nativeNoteEvery || !p.nativeNoted.CompareAndSwap(last, now) {
+		return
+	}
+	n.each(func(h *Hooks) {
+		if h.OnNativeTraffic != nil {
+			h.OnNativeTraffic(p.name)
+		}
+	})
 }

@@ -11,29 +11,30 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
 // rawEnds are the ends of a rawPeer's link to n, from the raw side.
-func rawEnds(n *Node) ends {
-	return ends{selfNode: "raw", selfInc: 77, peerNode: n.sys.Name(), peerInc: n.sys.Incarnation()}
+func rawEnds(n *Node) wire.Ends {
+	return wire.Ends{SelfNode: "raw", SelfInc: 77, PeerNode: n.sys.Name(), PeerInc: n.sys.Incarnation()}
 }
 
 // readReply reads frames from conn until a reply (pings are answered by
 // nobody: the test is quick) and decodes it.
-func readReply(t *testing.T, conn net.Conn, e ends) Element {
+func readReply(t *testing.T, conn net.Conn, e wire.Ends) wire.Element {
 	t.Helper()
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	defer conn.SetReadDeadline(time.Time{})
-	fr := newFrameReader(conn, 1<<20)
+	fr := wire.NewFrameReader(conn, 1<<20)
 	for {
-		k, body, err := fr.next()
+		k, body, err := fr.Next()
 		require.NoError(t, err)
-		if k != KindReply {
+		if k != wire.KindReply {
 			continue
 		}
-		var el Element
-		require.NoError(t, e.decodeBody(k, body, &el))
+		var el wire.Element
+		require.NoError(t, e.DecodeBody(k, body, &el))
 		return el
 	}
 }
@@ -60,21 +61,21 @@ func TestAPIDOfADeadIncarnationReachesNoActor(t *testing.T) {
 	require.NoError(t, err)
 	before := sys.DeadLetters()
 
-	_, err = conn.Write(e.appendFrame(nil, &Element{Kind: KindSend, To: stale, Type: typ, Payload: payload}))
+	_, err = conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, To: stale, Type: typ, Payload: payload}))
 	require.NoError(t, err)
-	_, err = conn.Write(e.appendFrame(nil, &Element{Kind: KindRequest, ID: 9, To: stale, Type: typ, Payload: payload}))
+	_, err = conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindRequest, ID: 9, To: stale, Type: typ, Payload: payload}))
 	require.NoError(t, err)
 	reply := readReply(t, conn, e)
 	require.Equal(t, uint64(9), reply.ID)
-	require.Equal(t, StatusError, reply.Status)
+	require.Equal(t, wire.StatusError, reply.Status)
 	require.Equal(t, "no_process", reply.Code, "not executed: %s", reply.Message)
 	waitFor(t, "the send counted as a dead letter", func() bool { return sys.DeadLetters() == before+1 })
 
 	// The link is still up and the live PID works on it.
-	_, err = conn.Write(e.appendFrame(nil, &Element{Kind: KindRequest, ID: 10, To: pid, Type: typ, Payload: payload}))
+	_, err = conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindRequest, ID: 10, To: pid, Type: typ, Payload: payload}))
 	require.NoError(t, err)
 	reply = readReply(t, conn, e)
-	require.Equal(t, StatusOK, reply.Status)
+	require.Equal(t, wire.StatusOK, reply.Status)
 	require.Len(t, got, 1, "only the request to the live PID reached the actor")
 	require.Zero(t, victim.Stats().BadFrames)
 }
@@ -99,9 +100,9 @@ func TestTruncatedFrameMidStream(t *testing.T) {
 	require.NoError(t, err)
 	var stream []byte
 	for range 3 {
-		stream = e.appendFrame(stream, &Element{Kind: KindSend, ToName: "counter", Type: typ, Payload: payload})
+		stream = e.AppendFrame(stream, &wire.Element{Kind: wire.KindSend, ToName: "counter", Type: typ, Payload: payload})
 	}
-	cut := e.appendFrame(nil, &Element{Kind: KindSend, ToName: "counter", Type: typ, Payload: payload})
+	cut := e.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "counter", Type: typ, Payload: payload})
 	stream = append(stream, cut[:len(cut)-3]...)
 	_, err = conn.Write(stream)
 	require.NoError(t, err)
@@ -126,7 +127,7 @@ func TestWrongCookieRefusalIsLoggedByTheServer(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte("not the cookie, but long enough"), hello{Node: "intruder", Inc: 3, Addr: "127.0.0.1:1"}, soon(), nil)
+	_, err = wire.ClientHandshake(conn, []byte("not the cookie, but long enough"), wire.Hello{Node: "intruder", Inc: 3, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.ErrorContains(t, err, "bad cookie")
 	waitFor(t, "the refusal logged", func() bool {
 		return strings.Contains(logs.String(), "link refused") && strings.Contains(logs.String(), "bad cookie")
@@ -170,12 +171,12 @@ func TestUnregisteredPayloadTypeGetsAnErrorReply(t *testing.T) {
 	conn := rawPeer(t, victim, testCookie)
 	e := rawEnds(victim)
 	before := sys.DeadLetters()
-	_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindSend, ToName: "nobody", Type: "evil.Type", Payload: []byte{1, 2}}))
+	_, err := conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "nobody", Type: "evil.Type", Payload: []byte{1, 2}}))
 	require.NoError(t, err)
-	_, err = conn.Write(e.appendFrame(nil, &Element{Kind: KindCall, ID: 5, Fn: "echo", Type: "evil.Type", Payload: []byte{1, 2}}))
+	_, err = conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindCall, ID: 5, Fn: "echo", Type: "evil.Type", Payload: []byte{1, 2}}))
 	require.NoError(t, err)
 	reply := readReply(t, conn, e)
-	require.Equal(t, StatusError, reply.Status)
+	require.Equal(t, wire.StatusError, reply.Status)
 	require.Equal(t, "bad_message", reply.Code)
 	require.Contains(t, reply.Message, "unregistered message type")
 	waitFor(t, "the send counted", func() bool { return sys.DeadLetters() == before+1 })

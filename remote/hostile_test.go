@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/wire"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -29,7 +30,7 @@ const testCookie = "remote-test-cookie-0123456789"
 func soon() time.Time { return time.Now().Add(5 * time.Second) }
 
 // admitAll admits every client that proved the cookie.
-func admitAll(*hello) *refusal { return nil }
+func admitAll(*wire.Hello) *wire.Refusal { return nil }
 
 // startNode starts an in-process node with the echo function.
 func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
@@ -61,7 +62,7 @@ func rawPeer(t *testing.T, n *Node, cookie string) net.Conn {
 	conn, err := net.Dial("tcp", n.Addr())
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = clientHandshake(conn, []byte(cookie), hello{Node: "raw", Inc: 77, Addr: "127.0.0.1:1"}, soon(), nil)
+	_, err = wire.ClientHandshake(conn, []byte(cookie), wire.Hello{Node: "raw", Inc: 77, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.NoError(t, err)
 	return conn
 }
@@ -105,11 +106,11 @@ func TestHostileInputClosesOnlyThatLink(t *testing.T) {
 		bytes  []byte
 		reason string
 	}{
-		{"frame claiming 4 GiB", []byte{0xff, 0xff, 0xff, 0xff, byte(KindSend)}, "exceeds MaxFrameSize"},
+		{"frame claiming 4 GiB", []byte{0xff, 0xff, 0xff, 0xff, byte(wire.KindSend)}, "exceeds MaxFrameSize"},
 		{"unknown frame kind", frame(0x7f, []byte{1, 2, 3}), "unknown frame kind"},
-		{"truncated send", frame(byte(KindSend), []byte{0, 3}), "truncated"},
-		{"garbage pid tag", frame(byte(KindSend), []byte{0, 9, 9, 9}), "pid tag 9"},
-		{"batch claiming a million entries", frame(byte(KindBatch), []byte{0xc0, 0x84, 0x3d}), "batch claims"},
+		{"truncated send", frame(byte(wire.KindSend), []byte{0, 3}), "truncated"},
+		{"garbage pid tag", frame(byte(wire.KindSend), []byte{0, 9, 9, 9}), "pid tag 9"},
+		{"batch claiming a million entries", frame(byte(wire.KindBatch), []byte{0xc0, 0x84, 0x3d}), "batch claims"},
 		{"zero-length frame", []byte{0, 0, 0, 0, 0}, "zero-length frame"},
 	}
 	for i, c := range cases {
@@ -145,7 +146,7 @@ func TestRandomBytesAndReplayedHandshakeAreRefused(t *testing.T) {
 	c1, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer c1.Close()
-	_, err = clientHandshake(&recConn{Conn: c1, rec: rec}, []byte(testCookie), hello{Node: "spy", Inc: 5, Addr: "127.0.0.1:1"}, soon(), nil)
+	_, err = wire.ClientHandshake(&recConn{Conn: c1, rec: rec}, []byte(testCookie), wire.Hello{Node: "spy", Inc: 5, Addr: "127.0.0.1:1"}, soon(), nil)
 	require.NoError(t, err)
 	c2, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
@@ -164,29 +165,29 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	conn, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	h := hello{Node: "old", Inc: 1}
-	msg := append(append(protoMagic[:], 0, 99), appendHello(nil, &h)...)
-	require.NoError(t, writeMsg(conn, nil, msg))
-	reply, err := readMsg(conn, nil)
+	h := wire.Hello{Node: "old", Inc: 1}
+	msg := append(append(wire.ProtoMagic[:], 0, 99), wire.AppendHello(nil, &h)...)
+	require.NoError(t, wire.WriteMsg(conn, nil, msg))
+	reply, err := wire.ReadMsg(conn, nil)
 	require.NoError(t, err)
-	d := dec{b: reply}
-	require.Equal(t, hsRefused, d.u8("status"))
-	r := readRefusal(&d)
-	require.Equal(t, codeVersion, r.code)
-	require.Equal(t, "protocol version 99 not supported; this node speaks 3", r.reason)
+	d := wire.Dec{B: reply}
+	require.Equal(t, wire.HsRefused, d.U8("status"))
+	r := wire.ReadRefusal(&d)
+	require.Equal(t, wire.CodeVersion, r.Code)
+	require.Equal(t, "protocol version 99 not supported; this node speaks 3", r.Reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
 
 	// A version 2 node reads a refusal as status ‖ reason: it gets one.
 	old, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
 	defer old.Close()
-	require.NoError(t, writeMsg(old, nil, append(append(protoMagic[:], 0, 2), appendHello(nil, &h)...)))
-	reply, err = readMsg(old, nil)
+	require.NoError(t, wire.WriteMsg(old, nil, append(append(wire.ProtoMagic[:], 0, 2), wire.AppendHello(nil, &h)...)))
+	reply, err = wire.ReadMsg(old, nil)
 	require.NoError(t, err)
-	d = dec{b: reply}
-	require.Equal(t, hsRefused, d.u8("status"))
-	require.Equal(t, "protocol version 2 not supported; this node speaks 3", d.str("reason"))
-	require.Empty(t, d.b)
+	d = wire.Dec{B: reply}
+	require.Equal(t, wire.HsRefused, d.U8("status"))
+	require.Equal(t, "protocol version 2 not supported; this node speaks 3", d.Str("reason"))
+	require.Empty(t, d.B)
 }
 
 func TestMissedHeartbeatsKillTheLink(t *testing.T) {
@@ -202,7 +203,7 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_, err = serverHandshake(c, []byte(testCookie), hello{Node: "frozen", Inc: 9}, soon(), admitAll)
+		_, err = wire.ServerHandshake(c, []byte(testCookie), wire.Hello{Node: "frozen", Inc: 9}, soon(), admitAll)
 		if err == nil {
 			accepted <- c
 		}
@@ -316,7 +317,7 @@ func TestSendsInAClosingLinksBufferAreCountedNotLost(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(4096)
-		if _, err := serverHandshake(c, []byte(testCookie), hello{Node: "stuck", Inc: 4}, soon(), admitAll); err == nil {
+		if _, err := wire.ServerHandshake(c, []byte(testCookie), wire.Hello{Node: "stuck", Inc: 4}, soon(), admitAll); err == nil {
 			accepted <- c
 		}
 	}()
@@ -412,7 +413,7 @@ func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
 	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3, LinkBufferBytes: 4096})
 	conn := rawPeer(t, victim, testCookie)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
-	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(KindPing)}, 64<<10)
+	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(wire.KindPing)}, 64<<10)
 	// Write until the node stops taking pings (its reader is blocked on a
 	// pong) or the link is closed; both end the flood.
 	sent := 0

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // Names and credentials. Without TLS a node name is a claim: any holder
@@ -16,7 +18,7 @@ import (
 
 // verifyIdentity checks that the TLS peer of st may call itself node.
 // Without TLS (st nil) there is nothing to check.
-func (n *Node) verifyIdentity(node string, st *tls.ConnectionState) *refusal {
+func (n *Node) verifyIdentity(node string, st *tls.ConnectionState) *wire.Refusal {
 	if st == nil {
 		return nil
 	}
@@ -27,7 +29,7 @@ func (n *Node) verifyIdentity(node string, st *tls.ConnectionState) *refusal {
 		err = certNamesNode(node, st)
 	}
 	if err != nil {
-		return refuse(codeIdentity, "identity: %v", err)
+		return wire.Refuse(wire.CodeIdentity, "identity: %v", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,15 +28,15 @@ func TestAHelloClaimingALiveNodeDoesNotGetItDeclaredDead(t *testing.T) {
 	healthy(t, legitSys, "victim")
 	healthy(t, victimSys, "legit") // the victim dials legit back at its hello's address
 
-	for _, role := range []uint8{roleNative, rolePool} {
+	for _, role := range []uint8{wire.RoleNative, wire.RolePool} {
 		conn, err := net.Dial("tcp", victim.Addr())
 		require.NoError(t, err)
-		_, err = clientHandshake(conn, []byte(testCookie), hello{Role: role, Node: "legit", Inc: legitSys.Incarnation() ^ 0xbad, Addr: "127.0.0.1:1"}, soon(), nil)
+		_, err = wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Role: role, Node: "legit", Inc: legitSys.Incarnation() ^ 0xbad, Addr: "127.0.0.1:1"}, soon(), nil)
 		conn.Close()
-		var r *refusal
+		var r *wire.Refusal
 		require.ErrorAs(t, err, &r)
-		require.Equal(t, codeStillConnected, r.code, "%v", err)
-		require.True(t, r.authenticated)
+		require.Equal(t, wire.CodeStillConnected, r.Code, "%v", err)
+		require.True(t, r.Authenticated)
 		t.Logf("the impostor was told: %v", err)
 	}
 
@@ -50,7 +51,7 @@ func TestAHelloClaimingALiveNodeDoesNotGetItDeclaredDead(t *testing.T) {
 	healthy(t, legitSys, "victim")
 	healthy(t, victimSys, "legit")
 	// legit can still open links to the victim.
-	pl, err := legit.DialPool(ctx, "victim", victimSys.Incarnation(), 0)
+	pl, err := legit.dialPool(ctx, "victim", victimSys.Incarnation(), 0)
 	require.NoError(t, err)
 	pl.Close(errors.New("test over"))
 }
@@ -99,9 +100,9 @@ func TestTLSBindsNamesToCertificates(t *testing.T) {
 		_, mallory, _ := startNode(t, "mallory", ca.tlsConfig(t, "evil"))
 		err := mallory.Connect(ctx, "a", a.Addr())
 		require.ErrorIs(t, err, ErrHandshake)
-		var r *refusal
+		var r *wire.Refusal
 		require.ErrorAs(t, err, &r)
-		require.Equal(t, codeIdentity, r.code, "%v", err)
+		require.Equal(t, wire.CodeIdentity, r.Code, "%v", err)
 		require.ErrorContains(t, err, `names DNS:evil, not node "mallory"`)
 		waitFor(t, "a logged the refusal", func() bool { return strings.Contains(logs.String(), "identity") })
 		_, known := a.Peer("mallory")
@@ -109,10 +110,10 @@ func TestTLSBindsNamesToCertificates(t *testing.T) {
 		// Claiming to be b with it is refused too, and b keeps its place.
 		conn, err := tls.Dial("tcp", a.Addr(), mallory.cfg.tlsForTest("a"))
 		require.NoError(t, err)
-		_, err = clientHandshake(conn, []byte(testCookie), hello{Node: "b", Inc: 99, Addr: "127.0.0.1:1"}, soon(), nil)
+		_, err = wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: "b", Inc: 99, Addr: "127.0.0.1:1"}, soon(), nil)
 		conn.Close()
 		require.ErrorAs(t, err, &r)
-		require.Equal(t, codeIdentity, r.code, "%v", err)
+		require.Equal(t, wire.CodeIdentity, r.Code, "%v", err)
 		info, _ := a.Peer("b")
 		require.Equal(t, b.Incarnation(), info.Incarnation)
 		healthy(t, b, "a")
@@ -136,11 +137,11 @@ func TestTLSBindsNamesToCertificates(t *testing.T) {
 				return
 			}
 			defer conn.Close()
-			var tr transcript
+			var tr wire.Transcript
 			h := readClientHello(t, conn, &tr)
-			srv := hello{Node: h.WantNode, Inc: 5, Addr: "127.0.0.1:1", Nonce: newNonce()}
-			if writeMsg(conn, &tr, appendHello([]byte{hsOK}, &srv)) == nil {
-				got, _ = readMsg(conn, nil)
+			srv := wire.Hello{Node: h.WantNode, Inc: 5, Addr: "127.0.0.1:1", Nonce: wire.NewNonce()}
+			if wire.WriteMsg(conn, &tr, wire.AppendHello([]byte{wire.HsOK}, &srv)) == nil {
+				got, _ = wire.ReadMsg(conn, nil)
 			}
 		}()
 		// The dialer verifies TLS for the name "evil" (a configured
@@ -153,9 +154,9 @@ func TestTLSBindsNamesToCertificates(t *testing.T) {
 		require.ErrorIs(t, err, ErrHandshake)
 		require.ErrorContains(t, err, `names DNS:evil, not node "c"`)
 		require.NotEmpty(t, got)
-		require.Equal(t, hsRefused, got[0], "the dialer refused instead of proving")
-		d2 := dec{b: got[1:]}
-		require.Equal(t, codeIdentity, readRefusal(&d2).code)
+		require.Equal(t, wire.HsRefused, got[0], "the dialer refused instead of proving")
+		d2 := wire.Dec{B: got[1:]}
+		require.Equal(t, wire.CodeIdentity, wire.ReadRefusal(&d2).Code)
 	})
 
 	t.Run("a server certificate that does not name the node wanted fails TLS", func(t *testing.T) {

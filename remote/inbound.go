@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errGoodbye closes a link whose peer said goodbye.
@@ -15,17 +16,17 @@ var errGoodbye = errors.New("remote: peer said goodbye")
 
 // dispatch handles one frame from l. An error closes l (bad input from
 // that peer); the node keeps serving every other link.
-func (n *Node) dispatch(l *link, k Kind, body []byte) error {
+func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 	l.lone = true
-	if k == KindBatch {
-		it, err := l.ends.newBatchIter(body)
+	if k == wire.KindBatch {
+		it, err := l.ends.NewBatchIter(body)
 		if err != nil {
 			return n.badInput(l, err)
 		}
-		l.lone = it.left == 1
-		var el Element
+		l.lone = it.Left == 1
+		var el wire.Element
 		for {
-			ok, err := it.next(&el)
+			ok, err := it.Next(&el)
 			if err != nil {
 				n.flushRun(l) // what came before the bad entry is delivered
 				return n.badInput(l, err)
@@ -34,7 +35,7 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 				n.flushRun(l)
 				return nil
 			}
-			if el.Kind == KindSend {
+			if el.Kind == wire.KindSend {
 				n.addSend(l, &el) // sendrun.go
 				continue
 			}
@@ -44,12 +45,12 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 			}
 		}
 	}
-	if k == KindControl && len(body) > n.cfg.MaxAnnounceBytes && ControlOp(body[0]) == CtlAnnounce {
+	if k == wire.KindControl && len(body) > n.cfg.MaxAnnounceBytes && wire.ControlOp(body[0]) == wire.CtlAnnounce {
 		n.refuseAnnounce(l, len(body)) // prune.go; never decoded
 		return nil
 	}
-	var el Element
-	if err := l.ends.decodeBody(k, body, &el); err != nil {
+	var el wire.Element
+	if err := l.ends.DecodeBody(k, body, &el); err != nil {
 		return n.badInput(l, err)
 	}
 	return n.handle(l, &el)
@@ -57,32 +58,33 @@ func (n *Node) dispatch(l *link, k Kind, body []byte) error {
 
 func (n *Node) badInput(l *link, err error) error {
 	n.stats.badFrames.Add(1)
-	return fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)
+	return fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
 }
 
-func (n *Node) handle(l *link, el *Element) error {
+func (n *Node) handle(l *link, el *wire.Element) error {
 	switch el.Kind {
-	case KindSend:
+	case wire.KindSend:
 		n.inSend(l, el)
-	case KindCast:
+	case wire.KindCast:
 		n.inCast(l, el)
-	case KindCall:
+	case wire.KindCall:
 		n.inCall(l, el)
-	case KindRequest:
+	case wire.KindRequest:
 		n.inRequest(l, el)
-	case KindReply:
+	case wire.KindReply:
 		n.inReply(l, el)
-	case KindCancel:
+	case wire.KindCancel:
 		l.peer.running.cancel(el.ID)
-	case KindPing:
+	case wire.KindPing:
 		// Never dropped: a pong says every frame before the ping was
-		// handled (a sender's ordering barrier, barrier.go).
-		_, _ = l.enqueueEl(&Element{Kind: KindPong}, true, nil)
-	case KindPong:
+		// handled (a sender's ordering barrier, barrier.go). It takes the
+		// control headroom, and waits only past it.
+		_, _ = l.enqueueCtl(pongFrame, true, nil)
+	case wire.KindPong:
 		l.onPong()
-	case KindControl:
+	case wire.KindControl:
 		n.inControl(l, el.Control)
-	case KindGoodbye:
+	case wire.KindGoodbye:
 		n.onGoodbye(l, el)
 		return errGoodbye
 	}
@@ -93,7 +95,7 @@ func (n *Node) handle(l *link, el *Element) error {
 // it (a small frame of packed varints can decode into many times its
 // size): the element is refused, counted (TooLarge; the caller counts it
 // in BadMessages too), and the link stays up.
-func (n *Node) tooLarge(el *Element) error {
+func (n *Node) tooLarge(el *wire.Element) error {
 	if len(el.Payload) <= n.cfg.MaxMessageSize {
 		return nil
 	}
@@ -118,14 +120,14 @@ func (n *Node) admit(l *link, size int64) bool {
 	return p.adm.acquire(size, l.closedCh, p.ctx.Done(), &l.admitWait, &n.stats.admissionWaits)
 }
 
-func (n *Node) inSend(l *link, el *Element) {
+func (n *Node) inSend(l *link, el *wire.Element) {
 	n.addSend(l, el)
 	n.flushRun(l)
 }
 
 // inCast runs a cast once its peer's admission has room, under the
 // peer's context: cancelled when the incarnation is gone.
-func (n *Node) inCast(l *link, el *Element) {
+func (n *Node) inCast(l *link, el *wire.Element) {
 	n.stats.received.Add(1)
 	p := l.peer
 	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
@@ -158,7 +160,7 @@ func (n *Node) refuse(l *link, id uint64, op, target string, reason error) {
 
 // inCall runs a call once its peer's admission has room (admission.go);
 // its ticket is given back when the reply has been handed on.
-func (n *Node) inCall(l *link, el *Element) {
+func (n *Node) inCall(l *link, el *wire.Element) {
 	n.stats.received.Add(1)
 	p, id, fn := l.peer, el.ID, el.Fn
 	if err := n.tooLarge(el); err != nil {
@@ -213,7 +215,7 @@ func (n *Node) inCall(l *link, el *Element) {
 	n.workers.run(c)
 }
 
-func (n *Node) inRequest(l *link, el *Element) {
+func (n *Node) inRequest(l *link, el *wire.Element) {
 	n.stats.received.Add(1)
 	target := el.To.String()
 	if el.ToName != "" {
@@ -258,7 +260,7 @@ func (n *Node) inRequest(l *link, el *Element) {
 // call the peer took from l has been answered on l already, so those still
 // pending were never taken (not executed); otherwise they may have run.
 // The incarnation is gone when its last link ends.
-func (n *Node) onGoodbye(l *link, el *Element) {
+func (n *Node) onGoodbye(l *link, el *wire.Element) {
 	p := l.peer
 	// From now on nothing new goes to this peer: the link refuses writes,
 	// and connect reports the peer as leaving.
@@ -312,20 +314,20 @@ func (r *remoteReplier) Completed() bool { return r.done.Load() }
 // given back once the reply is handed on: with the batch that carries it
 // through a pool, or here.
 func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
-	el := Element{Kind: KindReply, ID: id}
+	el := wire.Element{Kind: wire.KindReply, ID: id}
 	if err != nil {
-		errorReply(&el, err)
-	} else if typ, pm, perr := payloadOf(msg); perr != nil {
+		wire.ErrorReply(&el, err)
+	} else if typ, pm, perr := wire.PayloadOf(msg); perr != nil {
 		n.badReply(&el, perr)
 	} else {
-		el.Type, el.msg = typ, pm // encoded in place by the path that takes it
+		el.Type, el.Msg = typ, pm // encoded in place by the path that takes it
 	}
 	err = n.routeReply(l, &el, t)
-	if errors.Is(err, actor.ErrBadMessage) && el.msg != nil {
+	if errors.Is(err, actor.ErrBadMessage) && el.Msg != nil {
 		// The answer itself cannot travel (it does not encode, or it is
 		// larger than a frame or MaxMessageSize): the caller learns that
 		// instead.
-		el = Element{Kind: KindReply, ID: id}
+		el = wire.Element{Kind: wire.KindReply, ID: id}
 		n.badReply(&el, err)
 		err = n.routeReply(l, &el, t)
 	}
@@ -339,10 +341,10 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 }
 
 // badReply makes el the error reply for an answer that could not travel.
-func (n *Node) badReply(el *Element, err error) {
+func (n *Node) badReply(el *wire.Element, err error) {
 	n.stats.badMessages.Add(1)
-	errorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
-	el.Code += mayHaveSuffix // it ran; only its answer could not travel
+	wire.ErrorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
+	el.Code += wire.MayHaveSuffix // it ran; only its answer could not travel
 }
 
 // routeReply hands a reply to the caller's incarnation (the peer of l):
@@ -351,7 +353,7 @@ func (n *Node) badReply(el *Element, err error) {
 // actor.ErrBadMessage says the reply cannot be encoded; any other, that
 // no path took it. Handed on natively, t is given back; through the
 // pool, it goes with the batch.
-func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
+func (n *Node) routeReply(l *link, el *wire.Element, t *ticket) error {
 	p := l.peer
 	if pool := n.route(p.name); pool != nil {
 		// The incarnation guard: a reply goes into a pool only if the pool
@@ -403,7 +405,7 @@ func (n *Node) routeReply(l *link, el *Element, t *ticket) error {
 	return err
 }
 
-func (n *Node) inReply(l *link, el *Element) {
+func (n *Node) inReply(l *link, el *wire.Element) {
 	pc := l.peer.takePending(el.ID)
 	if pc == nil || !pc.done.CompareAndSwap(false, true) {
 		// Its call had ended (failed, or its caller gave up).
@@ -419,8 +421,8 @@ func (n *Node) inReply(l *link, el *Element) {
 		n.stats.badMessages.Add(1)
 		pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Outcome: actor.Executed,
 			Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, len(el.Payload), n.cfg.MaxMessageSize)}
-	case el.Status != StatusOK:
-		pc.err = replyError(el, pc.op, p, pc.tg.String())
+	case el.Status != wire.StatusOK:
+		pc.err = wire.ReplyError(el, pc.op, p.name, p.inc, pc.tg.String())
 	case len(el.Payload) <= replyDecodeInline:
 		if m, err := n.decode(el.Type, el.Payload); err != nil {
 			pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
@@ -433,23 +435,23 @@ func (n *Node) inReply(l *link, el *Element) {
 	pc.signal <- struct{}{}
 }
 
-func (n *Node) inControl(l *link, c *Control) {
+func (n *Node) inControl(l *link, c *wire.Control) {
 	switch c.Op {
-	case CtlFence:
+	case wire.CtlFence:
 		l.awaitFenced(c.Links)
-	case CtlWatch:
+	case wire.CtlWatch:
 		n.inWatch(l.peer, c.Watcher, c.Target) // prune.go: bounded per peer
-	case CtlUnwatch:
+	case wire.CtlUnwatch:
 		n.inUnwatch(l.peer, c.Watcher, c.Target)
-	case CtlTerminated:
+	case wire.CtlTerminated:
 		l.peer.removeWatch(c.Watcher, c.Target)
 		var reason error
-		if c.Status != StatusOK || c.Code != "" {
-			el := Element{Status: c.Status, Code: c.Code, Message: c.Message}
-			reason = replyError(&el, "actor", l.peer, c.Target.String())
+		if c.Status != wire.StatusOK || c.Code != "" {
+			el := wire.Element{Status: c.Status, Code: c.Code, Message: c.Message}
+			reason = wire.ReplyError(&el, "actor", l.peer.name, l.peer.inc, c.Target.String())
 		}
 		actorhooks.NotifyTerminated(n.sys, c.Watcher, c.Target, reason)
-	case CtlAnnounce:
+	case wire.CtlAnnounce:
 		l.peer.setAnnounce(c.Draining, c.Meta)
 		n.each(func(h *Hooks) {
 			if h.OnAnnounce != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errLinkClosed is returned when writing to a link that has closed.
@@ -31,7 +32,7 @@ type link struct {
 	dialID   uint64 // the dialer's id for it (ours when outbound); 0 if unknown
 	fenced   atomic.Bool
 	started  atomic.Bool
-	ends     ends
+	ends     wire.Ends
 	peer     *peer
 	limit    int // buffered bytes before writers block or fail
 
@@ -74,7 +75,7 @@ type linkStats struct {
 	bytesOut, bytesIn atomic.Uint64
 }
 
-func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e ends, p *peer) *link {
+func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *peer) *link {
 	now := time.Now().UnixNano()
 	l := &link{
 		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
@@ -95,14 +96,14 @@ func (l *link) String() string {
 		dir = "out"
 	}
 	role := "native"
-	if l.role == rolePool {
+	if l.role == wire.RolePool {
 		role = fmt.Sprintf("pool/%d", l.worker)
 	}
-	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.peerNode, l.ends.peerInc)
+	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.PeerNode, l.ends.PeerInc)
 }
 
 // start runs the reader and writer; dispatch handles each frame.
-func (l *link) start(dispatch func(*link, Kind, []byte) error) {
+func (l *link) start(dispatch func(*link, wire.Kind, []byte) error) {
 	l.started.Store(true)
 	l.wg.Add(2)
 	l.node.linkWG.Add(1)
@@ -126,8 +127,29 @@ func (l *link) enqueue(frames []byte, nframes int, block bool, seqOut *atomic.Ui
 // enqueueThen is enqueue, calling appended under the link's lock once
 // the frames are in the buffer (to number them along with their place).
 func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
+	return l.enqueueUpTo(l.limit, frames, nframes, block, seqOut, appended)
+}
+
+// ctlHeadroom is how far control frames a reader must never wait for
+// (pongs) and the publish barrier's ping may go past LinkBufferBytes:
+// about 800 pongs. A peer that keeps pinging without reading fills it,
+// and then the reader waits as before: that is silence, and liveness
+// closes the link.
+const ctlHeadroom = 4 << 10
+
+// enqueueCtl appends one control frame (a pong, a ping), taking up to
+// ctlHeadroom bytes past the link's limit, so that it does not wait on a
+// peer that waits on us: when both directions of a link are full, each
+// side's reader would otherwise wait, for room to pong, on the other's
+// reader. With block, a frame past the headroom waits for room.
+func (l *link) enqueueCtl(frame []byte, block bool, appended func()) (uint64, error) {
+	return l.enqueueUpTo(l.limit+ctlHeadroom, frame, 1, block, nil, appended)
+}
+
+// enqueueUpTo is enqueueThen with limit in place of the link's.
+func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
 	l.mu.Lock()
-	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > l.limit {
+	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
 		if !block {
 			l.mu.Unlock()
 			return 0, actor.ErrOverloaded
@@ -166,16 +188,16 @@ func (l *link) enqueueThen(frames []byte, nframes int, block bool, seqOut *atomi
 
 // enqueueEl encodes one element as a frame and enqueues it; seqOut, if
 // not nil, receives its sequence number.
-func (l *link) enqueueEl(el *Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
+func (l *link) enqueueEl(el *wire.Element, block bool, seqOut *atomic.Uint64) (uint64, error) {
 	b := getBuf()
 	var err error
-	if b.b, err = l.ends.encodeFrame(b.b[:0], el); err != nil {
+	if b.b, err = l.ends.EncodeFrame(b.b[:0], el); err != nil {
 		putBuf(b)
 		return 0, err
 	}
-	if len(b.b)-frameHeader > l.node.cfg.MaxFrameSize {
+	if len(b.b)-wire.FrameHeader > l.node.cfg.MaxFrameSize {
 		putBuf(b)
-		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-frameHeader, l.node.cfg.MaxFrameSize)
+		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-wire.FrameHeader, l.node.cfg.MaxFrameSize)
 	}
 	seq, err := l.enqueue(b.b, 1, block, seqOut)
 	putBuf(b)
@@ -186,27 +208,22 @@ func (l *link) writeLoop() {
 	defer l.wg.Done()
 	for {
 		<-l.wake
+		// The write turn first, then the buffer: a frame queued here (a
+		// fence, a pong) is never overtaken by a batch its pool link's
+		// owner writes (writeNow), which takes the turn the same way.
+		l.wmu.Lock()
 		l.mu.Lock()
 		if len(l.buf) == 0 {
 			closed := l.closed
 			l.mu.Unlock()
+			l.wmu.Unlock()
 			if closed {
 				return
 			}
 			continue
 		}
-		out, seq := l.buf, l.seq
-		l.buf, l.spare = l.spare[:0], nil
-		if l.room != nil {
-			close(l.room)
-			l.room = nil
-		}
+		out := l.takeBufLocked()
 		l.mu.Unlock()
-		// From here the frames may reach the peer even if the write fails:
-		// count them as sent before trying, never after.
-		l.node.stats.framesOut.Add(seq - l.flushed.Load()) // the writer alone stores flushed
-		l.flushed.Store(seq)
-		l.wmu.Lock()
 		written, err := l.conn.Write(out)
 		l.wmu.Unlock()
 		if err != nil {
@@ -230,6 +247,22 @@ func (l *link) writeLoop() {
 	}
 }
 
+// takeBufLocked takes the buffer for a write and wakes the senders
+// waiting for room. From here its frames may reach the peer even if the
+// write fails: they are counted as sent (flushed) before the write, never
+// after. Under mu, with wmu held.
+func (l *link) takeBufLocked() []byte {
+	out := l.buf
+	l.buf, l.spare = l.spare[:0], nil
+	if l.room != nil {
+		close(l.room)
+		l.room = nil
+	}
+	l.node.stats.framesOut.Add(l.seq - l.flushed.Load()) // flushed is stored under mu alone
+	l.flushed.Store(l.seq)
+	return out
+}
+
 // countingReader counts every read that returns bytes: a large frame
 // arriving slowly is progress, not silence.
 type countingReader struct{ l *link }
@@ -243,8 +276,8 @@ func (c countingReader) Read(p []byte) (int, error) {
 }
 
 func isWireError(err error) bool {
-	return errors.Is(err, ErrFrameTooLarge) || errors.Is(err, ErrUnknownKind) ||
-		errors.Is(err, ErrMalformed) || errors.Is(err, ErrTruncated)
+	return errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrUnknownKind) ||
+		errors.Is(err, wire.ErrMalformed) || errors.Is(err, wire.ErrTruncated)
 }
 
 func readErr(err error) error {
@@ -294,17 +327,17 @@ func (l *link) close(reason error) {
 // dropped replies; calls and requests are failed as not sent by linkDown.
 func (l *link) countUnsent(b []byte, reason error) {
 	n := l.node
-	for len(b) > frameHeader {
-		size := frameLen(b)
-		if size <= frameHeader || size > len(b) {
+	for len(b) > wire.FrameHeader {
+		size := wire.FrameLen(b)
+		if size <= wire.FrameHeader || size > len(b) {
 			return
 		}
-		switch Kind(b[frameHeader]) {
-		case KindSend, KindCast:
+		switch wire.Kind(b[wire.FrameHeader]) {
+		case wire.KindSend, wire.KindCast:
 			n.stats.droppedUnsent.Add(1)
-			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.peerNode, Incarnation: l.ends.peerInc}, actor.PID{}, nil,
-				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.peerNode, reason))
-		case KindReply:
+			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.PeerNode, Incarnation: l.ends.PeerInc}, actor.PID{}, nil,
+				fmt.Errorf("%w: dropped with its link to %s (%v)", actor.ErrNotSent, l.ends.PeerNode, reason))
+		case wire.KindReply:
 			n.stats.repliesDropped.Add(1)
 		}
 		b = b[size:]
@@ -323,7 +356,7 @@ func (l *link) reason() error {
 func frameBoundary(b []byte, n int) int {
 	off := 0
 	for off < len(b) {
-		size := frameLen(b[off:])
+		size := wire.FrameLen(b[off:])
 		if size == 0 || off+size > n {
 			return off
 		}

@@ -81,7 +81,7 @@ func (n *Node) checkLinks(now time.Time) {
 			}
 			if now.Sub(time.Unix(0, l.lastSent.Load())) >= interval {
 				l.lastSent.Store(now.UnixNano()) // one ping per interval
-				_, _ = l.ping(false)
+				_, _ = l.ping()
 			}
 		}
 	}

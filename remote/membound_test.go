@@ -12,12 +12,13 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
 
 // header is a frame header announcing a body of size bytes of kind k.
-func header(k Kind, size int) []byte {
+func header(k wire.Kind, size int) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(size+1)), byte(k))
 }
 
@@ -40,7 +41,7 @@ func TestFrameBuffersGrowAsBytesArrive(t *testing.T) {
 	conns := make([]net.Conn, links)
 	for i := range conns {
 		conns[i] = rawLink(t, victim, fmt.Sprintf("trickle-%d", i), uint64(100+i), 0)
-		_, err := conns[i].Write(append(header(KindSend, 64<<20-1), make([]byte, 1<<10)...))
+		_, err := conns[i].Write(append(header(wire.KindSend, 64<<20-1), make([]byte, 1<<10)...))
 		require.NoError(t, err)
 	}
 	waitFor(t, "1 KiB read on every link", func() bool { return linksReading(victim, "trickle-") == links })
@@ -53,7 +54,7 @@ func TestFrameBuffersGrowAsBytesArrive(t *testing.T) {
 		_, err := c.Write(more)
 		require.NoError(t, err)
 	}
-	want := int64(links * (256<<10 - linkAllowance))
+	want := int64(links * (256<<10 - wire.LinkAllowance))
 	waitFor(t, "200 KiB read on every link", func() bool { return victim.Stats().ReadBudgetInUse == want })
 	h2 := heapNow()
 	healthy(t, good, "victim")
@@ -106,13 +107,13 @@ func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
 	e := rawEndsAs(victim, "holder", 11)
 	typ, payload, err := marshal(&testpb.Blob{Data: make([]byte, 1000<<10)})
 	require.NoError(t, err)
-	full := e.appendFrame(nil, &Element{Kind: KindSend, ToName: "sink", Type: typ, Payload: payload})
-	body := len(full) - frameHeader - 1
+	full := e.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "sink", Type: typ, Payload: payload})
+	body := len(full) - wire.FrameHeader - 1
 
 	holder := rawLink(t, victim, "holder", 11, 0)
 	_, err = holder.Write(full[:600<<10]) // past 512 KiB: the buffer grows to the whole body
 	require.NoError(t, err)
-	waitFor(t, "the budget taken", func() bool { return victim.Stats().ReadBudgetInUse == int64(body-linkAllowance) })
+	waitFor(t, "the budget taken", func() bool { return victim.Stats().ReadBudgetInUse == int64(body-wire.LinkAllowance) })
 	// The rest trickles in, so the holder's link is never silent.
 	trickled := make(chan error, 1)
 	go func() {
@@ -130,7 +131,7 @@ func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
 	}()
 
 	waiter := rawLink(t, victim, "waiter", 12, 0)
-	_, err = waiter.Write(append(header(KindSend, 512<<10), make([]byte, 200<<10)...))
+	_, err = waiter.Write(append(header(wire.KindSend, 512<<10), make([]byte, 200<<10)...))
 	require.NoError(t, err)
 	assertClosedByPeer(t, waiter)
 	waitFor(t, "the reason logged", func() bool { return strings.Contains(logs.String(), "read budget exhausted") })
@@ -174,8 +175,8 @@ func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	values = nil
 	require.Greater(t, len(payload), 20<<20)
 	e := rawEnds(victim)
-	call := e.appendFrame(nil, &Element{Kind: KindCall, ID: 1, Fn: "sum", Type: typ, Payload: payload})
-	send := e.appendFrame(nil, &Element{Kind: KindSend, ToName: "nobody", Type: typ, Payload: payload})
+	call := e.AppendFrame(nil, &wire.Element{Kind: wire.KindCall, ID: 1, Fn: "sum", Type: typ, Payload: payload})
+	send := e.AppendFrame(nil, &wire.Element{Kind: wire.KindSend, ToName: "nobody", Type: typ, Payload: payload})
 	payload = nil
 	dead := sys.DeadLetters()
 
@@ -186,7 +187,7 @@ func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	require.NoError(t, err)
 	reply := readReply(t, conn, e)
 	runtime.ReadMemStats(&m1)
-	require.Equal(t, StatusError, reply.Status)
+	require.Equal(t, wire.StatusError, reply.Status)
 	require.Equal(t, "bad_message", reply.Code)
 	require.Contains(t, reply.Message, "exceeds MaxMessageSize 4194304")
 	_, err = conn.Write(send)
@@ -205,10 +206,10 @@ func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	// The link is still up: a call of the right size is answered.
 	typ, small, err := marshal(&testpb.Numbers{Values: []int64{1, 2, 3}})
 	require.NoError(t, err)
-	_, err = conn.Write(e.appendFrame(nil, &Element{Kind: KindCall, ID: 2, Fn: "sum", Type: typ, Payload: small}))
+	_, err = conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindCall, ID: 2, Fn: "sum", Type: typ, Payload: small}))
 	require.NoError(t, err)
 	reply = readReply(t, conn, e)
-	require.Equal(t, StatusOK, reply.Status)
+	require.Equal(t, wire.StatusOK, reply.Status)
 
 	// The sending side refuses to send one, and refuses a result too large.
 	caller, cn, _ := startNode(t, "caller", Config{MaxMessageSize: 64 << 10})

@@ -17,7 +17,48 @@ import (
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
+
+// Lock order. Locks are taken only in this order (a lock may be taken
+// while holding one above it, never one above while holding one below),
+// and none is held while calling out (hooks, the actor system, a
+// handler) except where noted.
+//
+//  1. poolLink.fmu   a pool link's turn: its proxy's Flush, an owned
+//                    write, DropQueued. Never taken under another lock.
+//                    Under it: the queue's mu, the link's wmu and mu, and
+//                    what a failed write's close runs (linkDown: Node.mu,
+//                    peer.mu, hooks) or a drop does (a dropped send's dead
+//                    letter, a dropped reply rerouted on another link,
+//                    waiting for room there).
+//     peer.pathMu    never held with a poolLink.fmu. It orders native
+//                    sends against a change of path (barrier.go). Shared:
+//                    a native sender, from its route check to its enqueue
+//                    (it may wait for room in its link). Exclusive:
+//                    publishPool and unpublishPool, which never wait (the
+//                    barrier's ping and the fences take the control
+//                    headroom, or close a link too full for them).
+//  2. Node.mu        names and incarnations (slots), accepted links not
+//                    yet attached, draining, closing, meta, pool stats;
+//                    routes are written under it.
+//  3. peer.mu        what is pinned to an incarnation: its links, the
+//                    native out link, pending calls, watches, the dial
+//                    index and abandoned ids (supersede.go).
+//  4. link.wmu       writes to a connection: the writer goroutine and a
+//                    pool link's owner (writeNow) take it before link.mu,
+//                    so that a frame queued on the link (a fence, a pong)
+//                    is never overtaken by a batch written directly.
+//  5. link.mu        a link's buffer, sequence, close state, pings and
+//                    barriers.
+//  6. Leaves, never held while taking another lock: proxyQueue.mu,
+//     admission.mu, readBudget.mu, handshakeGate.mu, logLimiter.mu, the
+//     call workers' and running calls' mu, callCtx.mu, wire.Codecs' mu.
+//
+// proxypool's locks are never held when it calls the host or a pool link
+// (internal/poolpath). Atomics are counters, once-flags, copy-on-write
+// snapshots (routes, hooks) and the progress flags liveness reads
+// (link.go); none orders anything a lock does not.
 
 // Node is the remote layer of one System: it listens, dials, keeps one
 // native link per peer incarnation in each direction, and carries Send,
@@ -35,17 +76,17 @@ type Node struct {
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
 	ready      readiness   // native links up, for WaitPeer (ready.go)
 
-	mu       sync.Mutex // protects following
-	slots    map[string]*slot
-	inbound  map[*link]struct{} // links accepted and not yet attached
-	draining bool
-	closing  bool
-	meta     map[string]string // what Announce published
+	mu        sync.Mutex // protects following
+	slots     map[string]*slot
+	inbound   map[*link]struct{} // links accepted and not yet attached
+	draining  bool
+	closing   bool
+	meta      map[string]string     // what Announce published
+	poolStats map[string]*poolStats // pooled-path counters, by node
 
-	routes    atomic.Pointer[map[string]*Pool] // published pools, by node
-	poolStats map[string]*PoolStats            // under mu
-	codecs    codecs                           // how each registered type decodes (codec.go)
-	types     actor.TypeRegistry               // the System's (Config.Types)
+	routes atomic.Pointer[map[string]*pubPool] // published pools, by node; written under mu
+	codecs wire.Codecs                         // how each registered type decodes (codec.go)
+	types  actor.TypeRegistry                  // the System's (Config.Types)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -66,6 +107,16 @@ type Node struct {
 	stop        chan struct{}
 	stopped     chan struct{}
 	once        sync.Once
+
+	// afterPublishSwap, in tests, runs right after publishPool changed
+	// the route, under the peer's path lock.
+	afterPublishSwap func()
+	// afterPoolRefused, in tests, runs when a pool refused a call's push,
+	// before the caller takes its call back.
+	afterPoolRefused func()
+
+	// nativeWatched: some hook has OnNativeTraffic (hooks.go).
+	nativeWatched atomic.Bool
 }
 
 // slot is what this node knows about one node name.
@@ -121,13 +172,13 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 	}
-	n.codecs.node = sys.Name()
+	n.codecs.Node = sys.Name()
 	n.ready.install(n)
 	n.dialLog = newDialLog(n.log, dialLogEvery)
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
-	n.routes.Store(&map[string]*Pool{})
+	n.routes.Store(&map[string]*pubPool{})
 	ln, err := cfg.Network.Listen(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("remote: listen %s: %w", cfg.Listen, err)
@@ -179,8 +230,8 @@ func (n *Node) self() discovery.Member {
 	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolWorkers: n.cfg.poolWorkers(), Draining: draining, Meta: meta}
 }
 
-func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) hello {
-	h := hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolWorkers()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
+func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) wire.Hello {
+	h := wire.Hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolWorkers()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
 	if wantNode != "" { // a dial: name the link (supersede.go)
 		h.LinkID = n.linkIDs.Add(1)
 	}
@@ -205,9 +256,9 @@ func (n *Node) slotLocked(name string) *slot {
 // prove the cookie over changes nothing: anyone at an address this node
 // dials could forge it.
 func (n *Node) onRefused(err error) {
-	var r *refusal
-	if errors.As(err, &r) && r.byPeer && r.authenticated && r.code == codeDeclaredDead {
-		n.selfDead("a peer refused it: " + r.reason)
+	var r *wire.Refusal
+	if errors.As(err, &r) && r.ByPeer && r.Authenticated && r.Code == wire.CodeDeclaredDead {
+		n.selfDead("a peer refused it: " + r.Reason)
 	}
 }
 
@@ -283,28 +334,28 @@ func (n *Node) onMember(ev discovery.Event) {
 
 // checkClient refuses a client hello that proved the cookie, or returns
 // nil. (register refuses what needs the node lock.)
-func (n *Node) checkClient(h *hello) *refusal {
+func (n *Node) checkClient(h *wire.Hello) *wire.Refusal {
 	me, inc := n.sys.Name(), n.sys.Incarnation()
 	n.mu.Lock()
 	closing := n.closing
 	n.mu.Unlock()
 	switch {
 	case closing:
-		return refuse(codeStopping, "node %s is shutting down", me)
+		return wire.Refuse(wire.CodeStopping, "node %s is shutting down", me)
 	case h.Node == me:
-		return refuse(codeNameClash, "name clash: this node is already %q", me)
+		return wire.Refuse(wire.CodeNameClash, "name clash: this node is already %q", me)
 	case h.Node == "":
-		return refuse(codeMalformed, "empty node name")
+		return wire.Refuse(wire.CodeMalformed, "empty node name")
 	case h.WantNode != "" && h.WantNode != me:
-		return refuse(codeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
+		return wire.Refuse(wire.CodeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
 	case h.WantInc != 0 && h.WantInc != inc:
-		return refuse(codeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
-	case h.Role == rolePool && n.cfg.PoolSize == PoolDisabled:
-		return refuse(codeNoPool, "receiver pool disabled on %s", me)
-	case h.Role == rolePool && int(h.Worker) >= n.cfg.poolWorkers():
-		return refuse(codeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
-	case h.Role != roleNative && h.Role != rolePool:
-		return refuse(codeBadRole, "unknown link role %d", h.Role)
+		return wire.Refuse(wire.CodeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
+	case h.Role == wire.RolePool && n.cfg.PoolSize == PoolDisabled:
+		return wire.Refuse(wire.CodeNoPool, "receiver pool disabled on %s", me)
+	case h.Role == wire.RolePool && int(h.Worker) >= n.cfg.poolWorkers():
+		return wire.Refuse(wire.CodeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
+	case h.Role != wire.RoleNative && h.Role != wire.RolePool:
+		return wire.Refuse(wire.CodeBadRole, "unknown link role %d", h.Role)
 	}
 	return nil
 }
@@ -314,12 +365,12 @@ func (n *Node) checkClient(h *hello) *refusal {
 // hello exchange; ctx ends either. Every failure after the connection
 // wraps ErrHandshake. An authenticated refusal saying this incarnation
 // was declared dead stops the node (onRefused).
-func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello, error) {
+func (n *Node) dial(ctx context.Context, addr string, h wire.Hello) (net.Conn, wire.Hello, error) {
 	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
 	conn, err := n.cfg.Network.Dial(dctx, addr)
 	cancel()
 	if err != nil {
-		return nil, hello{}, err
+		return nil, wire.Hello{}, err
 	}
 	// The handshake reads and writes with deadlines; ctx ending closes
 	// the connection under it (the raw one: conn is reassigned below, and
@@ -334,28 +385,28 @@ func (n *Node) dial(ctx context.Context, addr string, h hello) (net.Conn, hello,
 		n.stats.handshakeFailures.Add(1)
 		conn.Close()
 		n.onRefused(err)
-		return nil, hello{}, err
+		return nil, wire.Hello{}, err
 	}
 	return conn, srv, nil
 }
 
 // dialHandshake runs TLS (when configured) and the client handshake on
 // conn under one deadline. It returns the connection to use (TLS-wrapped).
-func (n *Node) dialHandshake(conn net.Conn, h hello) (hello, net.Conn, error) {
+func (n *Node) dialHandshake(conn net.Conn, h wire.Hello) (wire.Hello, net.Conn, error) {
 	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
 	_ = conn.SetDeadline(deadline)
 	var state *tls.ConnectionState
 	if n.cfg.TLSClient != nil {
 		tc := tls.Client(conn, n.tlsClientConfig(h.WantNode))
 		if err := tc.Handshake(); err != nil {
-			return hello{}, conn, fmt.Errorf("%w: tls: %w", ErrHandshake, err)
+			return wire.Hello{}, conn, fmt.Errorf("%w: tls: %w", ErrHandshake, err)
 		}
 		st := tc.ConnectionState()
 		state = &st
 		conn = tc
 	}
-	verify := func(srv *hello) *refusal { return n.verifyIdentity(srv.Node, state) }
-	srv, err := clientHandshake(conn, n.cookie, h, deadline, verify)
+	verify := func(srv *wire.Hello) *wire.Refusal { return n.verifyIdentity(srv.Node, state) }
+	srv, err := wire.ClientHandshake(conn, n.cookie, h, deadline, verify)
 	return srv, conn, err
 }
 
@@ -445,7 +496,7 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 }
 
 func (n *Node) dialNative(ctx context.Context, node, addr string) error {
-	h := n.helloFor(roleNative, 0, node, 0)
+	h := n.helloFor(wire.RoleNative, 0, node, 0)
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
 		n.dialLog.failed(node, addr, err)
@@ -462,7 +513,7 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 // reached, replacing an older incarnation of the same name. h is the
 // other side's hello; the link's role is the client's (ours when
 // outbound). A failure wraps ErrHandshake: the link never came up.
-func (n *Node) attach(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, error) {
+func (n *Node) attach(conn net.Conn, h wire.Hello, outbound bool, dialID uint64) (*link, error) {
 	l, old, err := n.register(conn, h, outbound, dialID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
@@ -484,7 +535,7 @@ func (n *Node) attach(conn net.Conn, h hello, outbound bool, dialID uint64) (*li
 // name). A restarted node is admitted as soon as its old links close: at
 // once after a crash or SIGKILL (the kernel resets them), within the
 // heartbeat window if its host vanished.
-func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*link, *peer, error) {
+func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint64) (*link, *peer, error) {
 	role, worker := h.Role, h.Worker
 	if outbound {
 		role, worker = n.dialRole(conn)
@@ -492,20 +543,21 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
-		return nil, nil, fmt.Errorf("%w: %w", actor.ErrStopped, refuse(codeStopping, "node %s is shutting down", n.sys.Name()))
+		return nil, nil, fmt.Errorf("%w: %w", actor.ErrStopped, wire.Refuse(wire.CodeStopping, "node %s is shutting down", n.sys.Name()))
 	}
 	if n.slots[h.Node] == nil && !outbound && !n.roomForNameLocked() {
 		n.mu.Unlock()
 		n.stats.linksRefused.Add(1)
-		return nil, nil, refuse(codeTooManyNodes, "too many node names known here (MaxNodes %d): %s not admitted", n.cfg.MaxNodes, h.Node)
+		return nil, nil, wire.Refuse(wire.CodeTooManyNodes, "too many node names known here (MaxNodes %d): %s not admitted", n.cfg.MaxNodes, h.Node)
 	}
 	s := n.slotLocked(h.Node)
 	s.seen = time.Now()
-	if _, dead := s.tomb[h.Inc]; dead {
+	if _, dead := s.tomb[h.Inc]; dead || (s.cur != nil && s.cur.inc == h.Inc && s.cur.isGone()) {
+		// (the second: its tomb was evicted, but it is the one known)
 		n.mu.Unlock()
-		return nil, nil, refuse(codeDeclaredDead, "incarnation %016x of %s was declared dead", h.Inc, h.Node)
+		return nil, nil, wire.Refuse(wire.CodeDeclaredDead, "incarnation %016x of %s was declared dead", h.Inc, h.Node)
 	}
-	if role == rolePool && outbound && (s.cur == nil || s.cur.inc != h.Inc) {
+	if role == wire.RolePool && outbound && (s.cur == nil || s.cur.inc != h.Inc) {
 		n.mu.Unlock()
 		return nil, nil, fmt.Errorf("pool link reached incarnation %016x of %s, which is not current", h.Inc, h.Node)
 	}
@@ -514,7 +566,7 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	if p == nil || p.inc != h.Inc {
 		if p != nil && p.stillConnected() {
 			n.mu.Unlock()
-			return nil, nil, refuse(codeStillConnected, "incarnation %016x of %s still has live links; incarnation %016x is admitted once they close or go silent (retry)", p.inc, h.Node, h.Inc)
+			return nil, nil, wire.Refuse(wire.CodeStillConnected, "incarnation %016x of %s still has live links; incarnation %016x is admitted once they close or go silent (retry)", p.inc, h.Node, h.Inc)
 		}
 		old = p
 		if old != nil {
@@ -526,14 +578,14 @@ func (n *Node) register(conn net.Conn, h hello, outbound bool, dialID uint64) (*
 	if !outbound && p.inboundLinks() >= n.cfg.MaxLinksPerPeer {
 		n.mu.Unlock()
 		n.stats.linksRefused.Add(1)
-		return nil, nil, refuse(codeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
+		return nil, nil, wire.Refuse(wire.CodeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
 	}
 	// A peer that only dialed us can be dialed back; an address learned
 	// for another incarnation is stale (it restarted elsewhere).
 	if h.Addr != "" && (s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc)) {
 		s.addr, s.addrInc = h.Addr, h.Inc
 	}
-	e := ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: h.Node, peerInc: h.Inc, in: new(interner), maxMsg: n.cfg.MaxMessageSize}
+	e := wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: h.Node, PeerInc: h.Inc, In: new(wire.Interner), MaxMsg: n.cfg.MaxMessageSize}
 	l := newLink(n, conn, role, outbound, e, p)
 	l.worker = worker
 	l.dialID = dialID
@@ -554,7 +606,7 @@ func (n *Node) activate(l *link, old *peer) {
 	}
 	n.log.Debug("link up", "link", l.String())
 	l.start(n.dispatch)
-	if l.role == roleNative {
+	if l.role == wire.RoleNative {
 		n.announceTo(l) // a peer that joins late learns what we announced
 		n.each(func(h *Hooks) {
 			if h.OnPeer != nil {
@@ -569,7 +621,7 @@ func (n *Node) dialRole(conn net.Conn) (uint8, uint32) {
 	if rc, ok := conn.(*roleConn); ok {
 		return rc.role, rc.worker
 	}
-	return roleNative, 0
+	return wire.RoleNative, 0
 }
 
 // roleConn tags a dialed connection with the role it was dialed for.

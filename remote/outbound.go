@@ -8,49 +8,50 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 
 // sendTo is the transport's Send: fire and forget to a remote PID. On
 // the first contact with a node it waits for the link (DialTimeout).
 func (n *Node) sendTo(sender, to actor.PID, msg any) error {
-	typ, pm, err := payloadOf(msg)
+	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
 	}
-	el := Element{Kind: KindSend, To: to, Sender: sender, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindSend, To: to, Sender: sender, Type: typ, Msg: pm}
 	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // sendNamed is the transport's SendNamed.
 func (n *Node) sendNamed(sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
-	typ, pm, err := payloadOf(msg)
+	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", node, 0, tg.String(), err)
 	}
-	el := Element{Kind: KindSend, ToName: name, Sender: sender, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender, Type: typ, Msg: pm}
 	return n.oneWay("send", node, 0, tg, sender, &el)
 }
 
 // cast is the transport's Cast.
 func (n *Node) cast(sender actor.PID, node, fn string, arg proto.Message) error {
-	typ, pm, err := payloadOf(arg)
+	typ, pm, err := wire.PayloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("cast", node, 0, fn, err)
 	}
-	el := Element{Kind: KindCast, Fn: fn, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindCast, Fn: fn, Type: typ, Msg: pm}
 	return n.oneWay("cast", node, 0, fnTarget(fn), sender, &el)
 }
 
 // oneWay sends a send or cast element: through a pool when one is
 // published for the node's current incarnation, else natively.
-func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.PID, el *Element) error {
+func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.PID, el *wire.Element) error {
 	block := n.cfg.SendPolicy == actor.Block
-	var failed *Pool // a pool that went away under us
+	var failed *pubPool // a pool that went away under us
 	for {
 		if pool := n.route(node); pool != nil && pool != failed {
 			if wantInc != 0 && pool.inc != wantInc {
@@ -90,41 +91,44 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 			return actor.NewError(op, node, p.inc, tg.String(), err)
 		}
 		n.stats.sendsNative.Add(1)
+		if n.nativeWatched.Load() {
+			n.noteNative(p)
+		}
 		return nil
 	}
 }
 
 // request is the transport's Request.
 func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
-	typ, pm, err := payloadOf(msg)
+	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
 	}
-	el := Element{Kind: KindRequest, To: to, Sender: sender, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindRequest, To: to, Sender: sender, Type: typ, Msg: pm}
 	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
 }
 
 // requestNamed is the transport's RequestNamed.
 func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	tg := nameTarget(name)
-	typ, pm, err := payloadOf(msg)
+	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("request", node, 0, tg.String(), err)
 	}
-	el := Element{Kind: KindRequest, ToName: name, Sender: sender, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender, Type: typ, Msg: pm}
 	return n.call(ctx, "request", node, 0, tg, sender, &el)
 }
 
 // callFn is the transport's Call.
 func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
-	typ, pm, err := payloadOf(arg)
+	typ, pm, err := wire.PayloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, actor.NewError("call", node, 0, fn, err)
 	}
-	el := Element{Kind: KindCall, Fn: fn, Type: typ, msg: pm}
+	el := wire.Element{Kind: wire.KindCall, Fn: fn, Type: typ, Msg: pm}
 	v, err := n.call(ctx, "call", node, 0, fnTarget(fn), sender, &el)
 	if err != nil {
 		return nil, err
@@ -135,14 +139,14 @@ func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, ar
 
 // call sends a call or request pinned to the node's current incarnation
 // and waits for the reply, ctx, or liveness.
-func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg target, sender actor.PID, el *Element) (any, error) {
+func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg target, sender actor.PID, el *wire.Element) (any, error) {
 	if d, ok := ctx.Deadline(); ok {
 		el.Deadline = d.UnixNano()
 	}
 	el.ID = n.nextID.Add(1)
 	pc := newPendingCall(op, tg, time.Now().UnixNano())
 	var p *peer
-	var failed *Pool // a pool that went away under us
+	var failed *pubPool // a pool that went away under us
 	for p == nil {
 		if pool := n.route(node); pool != nil && pool != failed {
 			p = pool.peer
@@ -167,10 +171,20 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 				own = ownCrowd
 			}
 			if err := pool.enqueue(pool.callShard(sender, el.ID), el, pc, false, nil, own); err != nil {
-				p.takePending(el.ID)
+				if n.afterPoolRefused != nil {
+					n.afterPoolRefused()
+				}
+				mine := p.takePending(el.ID) != nil
 				if !errors.Is(err, errPathClosed) {
 					n.countBad(err)
 					return nil, actor.NewError(op, node, p.inc, tg.String(), err)
+				}
+				if !mine {
+					// (fix) The pool's teardown settled the call while
+					// its push waited (actor.ErrNotSent, told to the
+					// caller by the answer it left): wait for that
+					// answer, never send it again natively.
+					continue
 				}
 				p, pc.via, failed = nil, nil, pool // take the native path
 				continue
@@ -207,6 +221,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 			return nil, actor.NewError(op, node, np.inc, tg.String(), err)
 		}
 		n.stats.callsNative.Add(1)
+		if n.nativeWatched.Load() {
+			n.noteNative(np)
+		}
 		p = np
 	}
 	if pc.wait(ctx) {
@@ -250,7 +267,7 @@ func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
 	if l == nil {
 		return
 	}
-	_, _ = l.enqueueEl(&Element{Kind: KindCancel, ID: id}, false, nil)
+	_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindCancel, ID: id}, false, nil)
 }
 
 // watch is the transport's Watch.
@@ -268,7 +285,7 @@ func (n *Node) watch(watcher, target actor.PID) {
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 		return
 	}
-	el := Element{Kind: KindControl, Control: &Control{Op: CtlWatch, Watcher: watcher, Target: target}}
+	el := wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlWatch, Watcher: watcher, Target: target}}
 	if _, err := l.enqueueEl(&el, true, nil); err != nil {
 		p.removeWatch(watcher, target)
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
@@ -283,7 +300,7 @@ func (n *Node) unwatch(watcher, target actor.PID) {
 	}
 	p.removeWatch(watcher, target)
 	if l := p.anyLink(); l != nil {
-		_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlUnwatch, Watcher: watcher, Target: target}}, false, nil)
+		_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlUnwatch, Watcher: watcher, Target: target}}, false, nil)
 	}
 }
 
@@ -298,13 +315,13 @@ func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
 	if l == nil {
 		return
 	}
-	c := &Control{Op: CtlTerminated, Watcher: watcher, Target: pid}
+	c := &wire.Control{Op: wire.CtlTerminated, Watcher: watcher, Target: pid}
 	if reason != nil {
-		el := Element{}
-		errorReply(&el, reason)
+		el := wire.Element{}
+		wire.ErrorReply(&el, reason)
 		c.Status, c.Code, c.Message = el.Status, el.Code, el.Message
 	}
-	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: c}, false, nil)
+	_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: c}, false, nil)
 }
 
 // current is the live incarnation of node, or nil.

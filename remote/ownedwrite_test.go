@@ -24,7 +24,7 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	require.NoError(t, a.Connect(ctx, "b", ""))
 	info, ok := a.Peer("b")
 	require.True(t, ok)
-	pl, err := a.DialPool(ctx, "b", info.Incarnation, 0)
+	pl, err := a.dialPool(ctx, "b", info.Incarnation, 0)
 	require.NoError(t, err)
 
 	// The proxy: flushes when woken, counts its wake-ups.
@@ -56,10 +56,10 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 		default:
 		}
 	})
-	pool, err := a.Publish("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, PoolOptions{Links: []*PoolLink{pl}})
+	pool, err := a.publishPool("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{pl}})
 	require.NoError(t, err)
-	t.Cleanup(func() { a.Unpublish(pool, errors.New("test over")) })
-	stats := a.PoolStatsFor("b")
+	t.Cleanup(func() { a.unpublishPool(pool, errors.New("test over")) })
+	stats := a.poolStatsFor("b")
 
 	call := func() {
 		v, err := asys.Call(ctx, "b", "echo", &testpb.Echo{Text: "x"})
@@ -85,9 +85,9 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	}
 	require.Greater(t, wakes.Load(), int64(1), "calls with a ctx that can end wake the proxy")
 
-	// A batch is counted after its write returns, and its reply can be
-	// back first: wait until the 26 calls so far are all counted.
-	waitFor(t, "the 26 calls counted", func() bool { return stats.Messages.Load() == 26 })
+	// A call's reply can come back before its writer counted the batch:
+	// wait for the 1 + 20 + 5 calls so far to be counted.
+	waitFor(t, "the calls so far counted", func() bool { return stats.Messages.Load() == 26 })
 	const crowd = 200
 	m0, b1 := stats.Messages.Load(), stats.Batches.Load()
 	var wg sync.WaitGroup

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // peer is one incarnation of another node: its links, the calls pinned to
@@ -24,6 +27,9 @@ type peer struct {
 	pathMu sync.RWMutex
 
 	adm *admission // its calls and casts running here (admission.go)
+	// nativeNoted is when its native traffic was last reported to
+	// OnNativeTraffic (unix ns; hooks.go).
+	nativeNoted atomic.Int64
 	// running are its calls executing here (running.go).
 	running runningCalls
 	ctx     context.Context    // done when the incarnation is gone: its casts run under it
@@ -38,7 +44,6 @@ type peer struct {
 	leaving bool              // it said goodbye on some link: gone when its last link ends
 	drain   bool              // it announced it is draining
 	meta    map[string]string // what it announced
-	ready   <-chan struct{}   // the fence of the pool last published (barrier.go)
 	// dialed indexes the links it dialed to us by its id for them, until
 	// their readers end; abandoned lists our links to it that we closed
 	// while it lived (supersede.go).
@@ -115,7 +120,7 @@ func (p *peer) addLink(l *link) {
 	} else if l.dialID != 0 {
 		p.dialed[l.dialID] = l
 	}
-	if l.outbound && l.role == roleNative && (p.out == nil || p.out.isClosed()) {
+	if l.outbound && l.role == wire.RoleNative && (p.out == nil || p.out.isClosed()) {
 		p.out = l
 	}
 	p.mu.Unlock()
@@ -155,7 +160,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == roleNative && !l.isClosed() {
+		if l.role == wire.RoleNative && !l.isClosed() {
 			return l
 		}
 	}
@@ -262,7 +267,7 @@ func (n *Node) linkDown(l *link, reason error) {
 	}
 	// A pool link its dialer finished (a half-close, PoolLink.Finish)
 	// ends with a clean EOF: no news.
-	finished := l.role == rolePool && !l.outbound && errors.Is(reason, io.EOF)
+	finished := l.role == wire.RolePool && !l.outbound && errors.Is(reason, io.EOF)
 	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished
 	if quiet {
 		n.log.Debug("link down", "link", l.String(), "reason", reason)
@@ -285,7 +290,7 @@ func (n *Node) linkDown(l *link, reason error) {
 		// longer tell us, so they end now with a node-down reason.
 		p.fireWatches(fmt.Errorf("link to %s lost: %v", p.name, reason))
 	}
-	if l.role == roleNative {
+	if l.role == wire.RoleNative {
 		n.each(func(h *Hooks) {
 			if h.OnLinkDown != nil {
 				h.OnLinkDown(p.info(), l.outbound)
@@ -313,6 +318,13 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	inWatches := p.inWatches
 	p.inWatches = nil
 	p.mu.Unlock()
+	// (fix) Every gone incarnation is buried: a hello from it later is
+	// refused as declared dead, never attached to the ended peer.
+	n.mu.Lock()
+	if s := n.slots[p.name]; s != nil {
+		s.bury(p.inc, time.Now())
+	}
+	n.mu.Unlock()
 	p.cancel() // its casts
 	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
@@ -323,7 +335,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	n.dropInWatches(inWatches) // prune.go
 	p.fireWatches(reason)
 	if pool := n.route(p.name); pool != nil && pool.peer == p {
-		n.Unpublish(pool, reason)
+		n.unpublishPool(pool, reason)
 	}
 	for _, l := range links {
 		l.close(fmt.Errorf("incarnation gone: %w", reason))

@@ -3,56 +3,69 @@ package remote
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/poolpath"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errPathClosed: the pool a message was routed to has been torn down; the
 // caller falls back to the native path.
 var errPathClosed = errors.New("remote: pool closed")
 
-// Outgoing is a message a proxy pool dropped: the dead letter's Message
-// when a send or cast queued in a proxy is never written (its link
-// closed, its proxy ended). Its payload is gone with its batch.
-type Outgoing struct {
+// outgoing is a message a proxy pool dropped, when the pool was
+// published without Dropped (remote's own tests): the dead letter's
+// Message when a send or cast queued in a proxy is never written (its
+// link closed, its proxy ended). Its payload is gone with its batch.
+// proxypool publishes its own (proxypool.Outgoing).
+type outgoing struct {
 	node string
-	kind Kind
+	kind wire.Kind
 }
 
 // Node is the peer node the message was for.
-func (o *Outgoing) Node() string { return o.node }
+func (o *outgoing) Node() string { return o.node }
 
-// Kind is what it was: KindSend or KindCast.
-func (o *Outgoing) Kind() Kind { return o.kind }
+// Op is what it was: "send" or "cast".
+func (o *outgoing) Op() string {
+	if o.kind == wire.KindCast {
+		return "cast"
+	}
+	return "send"
+}
 
-// Pool is a published proxy pool toward one peer incarnation: one proxy
+// pubPool is a published proxy pool toward one peer incarnation: one proxy
 // actor per worker of the peer's receiver pool. While it is published,
 // sends, casts, calls and requests to that node go through it, sharded by
 // the caller's identity; replies go through it only if it belongs to the
 // caller's incarnation (the incarnation guard).
-type Pool struct {
+type pubPool struct {
 	n       *Node
 	node    string
 	inc     uint64
 	peer    *peer
-	ends    ends
+	ends    wire.Ends
 	proxies []actor.PID
-	links   []*PoolLink // by proxy: each proxy drains its link's queue
+	links   []*poolLink // by proxy: each proxy drains its link's queue
 	closed  atomic.Bool
-	stats   *PoolStats
+	stats   *poolStats
+	dropped func(op string, reason error) // poolOptions.Dropped
+	// fence is closed when the native path has delivered what it carried
+	// before the pool was published (barrier.go): its links write nothing
+	// before. Set before the pool is routed.
+	fence <-chan struct{}
 }
 
-// PoolOptions describe a published pool's proxies and bound their queues.
-type PoolOptions struct {
+// poolOptions describe a published pool's proxies and bound their queues.
+type poolOptions struct {
 	// Links are the proxies' pool links, in the order of the proxies:
 	// messages sharded to proxy i are queued on Links[i], which proxy i
 	// drains (PoolLink.OnQueued, Flush). Required. When the pool is
 	// unpublished while its peer lives, they are fenced: the native path
 	// delivers nothing that follows before the peer has read everything
 	// they carried; their owners end them with PoolLink.Finish.
-	Links []*PoolLink
+	Links []*poolLink
 	// QueueEntries bounds the messages waiting in each proxy (queued or
 	// being written); 0 is unbounded.
 	QueueEntries int
@@ -66,15 +79,18 @@ type PoolOptions struct {
 	// FailFast makes a full proxy refuse with actor.ErrOverloaded instead
 	// of making the sender wait.
 	FailFast bool
+	// Dropped is given each send or cast a link's queue dropped
+	// (poolpath.Options.Dropped); nil: an outgoing dead letter.
+	Dropped func(op string, reason error)
 }
 
 // Node is the peer node's name; Incarnation the incarnation it serves.
-func (pl *Pool) Node() string        { return pl.node }
-func (pl *Pool) Incarnation() uint64 { return pl.inc }
+func (pl *pubPool) Node() string        { return pl.node }
+func (pl *pubPool) Incarnation() uint64 { return pl.inc }
 
 // QueuedBytes is the encoded bytes waiting in the pool's proxies now,
 // the batches being written included.
-func (pl *Pool) QueuedBytes() int64 {
+func (pl *pubPool) QueuedBytes() int64 {
 	var n int64
 	for _, l := range pl.links {
 		_, b := l.q.depth()
@@ -85,7 +101,7 @@ func (pl *Pool) QueuedBytes() int64 {
 
 // QueueDepth is the messages waiting in the pool's proxies now (queued,
 // not yet taken for a write).
-func (pl *Pool) QueueDepth() int {
+func (pl *pubPool) QueueDepth() int {
 	n := 0
 	for _, l := range pl.links {
 		n += l.QueueLen()
@@ -94,71 +110,39 @@ func (pl *Pool) QueueDepth() int {
 }
 
 // Proxies are the proxy actors, by worker index.
-func (pl *Pool) Proxies() []actor.PID { return append([]actor.PID(nil), pl.proxies...) }
+func (pl *pubPool) Proxies() []actor.PID { return append([]actor.PID(nil), pl.proxies...) }
 
 // Closed reports whether the pool has been unpublished.
-func (pl *Pool) Closed() bool { return pl.closed.Load() }
+func (pl *pubPool) Closed() bool { return pl.closed.Load() }
 
-// PoolStats are the pooled-path counters for one peer node, summed over
-// every pool built toward it.
-type PoolStats struct {
-	Batches         atomic.Uint64 // batch frames written
-	Messages        atomic.Uint64 // entries written
-	Bytes           atomic.Uint64 // bytes written
-	Replies         atomic.Uint64 // replies that went through the pool
-	GuardViolations atomic.Uint64 // entries for another incarnation (must stay 0)
-	// Hist counts batches by size: bucket i holds sizes in (2^(i-1), 2^i],
-	// bucket 0 size 1, the last bucket everything above 2^(len-2).
-	Hist [12]atomic.Uint64
-}
+// poolStats are the pooled-path counters for one peer node, summed over
+// every pool built toward it (proxypool reads them through the host).
+type poolStats = poolpath.Stats
 
-func (s *PoolStats) observe(entries, bytes int) {
-	s.Batches.Add(1)
-	s.Messages.Add(uint64(entries))
-	s.Bytes.Add(uint64(bytes))
-	b := 0
-	if entries > 1 {
-		b = bits.Len(uint(entries - 1))
-	}
-	if b >= len(s.Hist) {
-		b = len(s.Hist) - 1
-	}
-	s.Hist[b].Add(1)
-}
-
-// MeanBatch is messages per batch.
-func (s *PoolStats) MeanBatch() float64 {
-	b := s.Batches.Load()
-	if b == 0 {
-		return 0
-	}
-	return float64(s.Messages.Load()) / float64(b)
-}
-
-// PoolStatsFor returns the pooled-path counters for node (created on
+// poolStatsFor returns the pooled-path counters for node (created on
 // first use; they survive pool rebuilds).
-func (n *Node) PoolStatsFor(node string) *PoolStats {
+func (n *Node) poolStatsFor(node string) *poolStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.poolStats == nil {
-		n.poolStats = make(map[string]*PoolStats)
+		n.poolStats = make(map[string]*poolStats)
 	}
 	s := n.poolStats[node]
 	if s == nil {
-		s = &PoolStats{}
+		s = &poolStats{}
 		n.poolStats[node] = s
 	}
 	return s
 }
 
-// Publish makes proxies the pool for node's incarnation inc. It fails if
+// publishPool makes proxies the pool for node's incarnation inc. It fails if
 // inc is not node's current incarnation. A pool published earlier for
 // node is unpublished.
-func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOptions) (*Pool, error) {
+func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts poolOptions) (*pubPool, error) {
 	if len(proxies) == 0 || len(opts.Links) != len(proxies) {
 		return nil, fmt.Errorf("remote: publish pool for %s: %d proxies, %d links: want as many, at least one", node, len(proxies), len(opts.Links))
 	}
-	stats := n.PoolStatsFor(node)
+	stats := n.poolStatsFor(node)
 	n.mu.Lock()
 	s := n.slots[node]
 	if s == nil || s.cur == nil || s.cur.inc != inc || n.closing {
@@ -166,11 +150,11 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		return nil, fmt.Errorf("remote: publish pool for %s: incarnation %016x is not current", node, inc)
 	}
 	p := s.cur
-	pool := &Pool{
-		n: n, node: node, inc: inc, peer: p, stats: stats,
-		ends:    ends{selfNode: n.sys.Name(), selfInc: n.sys.Incarnation(), peerNode: node, peerInc: inc, maxMsg: n.cfg.MaxMessageSize},
+	pool := &pubPool{
+		n: n, node: node, inc: inc, peer: p, stats: stats, dropped: opts.Dropped,
+		ends:    wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: node, PeerInc: inc, MaxMsg: n.cfg.MaxMessageSize},
 		proxies: append([]actor.PID(nil), proxies...),
-		links:   append([]*PoolLink(nil), opts.Links...),
+		links:   append([]*poolLink(nil), opts.Links...),
 	}
 	n.mu.Unlock()
 	for _, l := range pool.links {
@@ -185,7 +169,7 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		l.q.opts.batch, l.q.opts.failFast = opts.BatchSize, opts.FailFast
 		l.q.mu.Unlock()
 	}
-	// No native send may come between the route change and the fence.
+	// No native send may come between the fence and the route change.
 	p.pathMu.Lock()
 	n.mu.Lock()
 	if s.cur != p || n.closing {
@@ -193,9 +177,25 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 		p.pathMu.Unlock()
 		return nil, fmt.Errorf("remote: publish pool for %s: incarnation %016x is not current", node, inc)
 	}
+	n.mu.Unlock()
+	// A pool it replaces is unpublished as Unpublish does: its links are
+	// fenced in this same step (its peer is p, alive), so that nothing
+	// the new pool or the native path carries overtakes what they hold.
+	if old := (*n.routes.Load())[node]; old != nil && old.peer == p {
+		p.fenceLinks(old.linkList())
+	}
+	// The fence is raised, and given to the pool, before the route
+	// changes: a proxy woken by the first push always finds it.
+	pool.fence = p.publishFence()
+	for _, l := range pool.links {
+		l.pool.Store(pool)
+	}
+	n.mu.Lock()
 	old := n.swapRoute(node, pool)
 	n.mu.Unlock()
-	p.raiseFence()
+	if n.afterPublishSwap != nil {
+		n.afterPublishSwap()
+	}
 	p.pathMu.Unlock()
 	if old != nil {
 		n.closePool(old, errors.New("replaced by a new pool"))
@@ -203,13 +203,22 @@ func (n *Node) Publish(node string, inc uint64, proxies []actor.PID, opts PoolOp
 	return pool, nil
 }
 
-// Unpublish removes pool from routing (if it is still published) and
+// linkList is the pool's links.
+func (pl *pubPool) linkList() []*link {
+	links := make([]*link, len(pl.links))
+	for i, l := range pl.links {
+		links[i] = l.l
+	}
+	return links
+}
+
+// unpublishPool removes pool from routing (if it is still published) and
 // fails the calls that went through it: still queued in a proxy,
 // ErrNotSent; written, ErrNodeDown. When its peer incarnation lives, the
 // pool's links are fenced in the same step (supersede.go): whatever a
 // sender sends natively from now on is delivered after what the pool's
 // links carried, as when a pool takes over from the native path.
-func (n *Node) Unpublish(pool *Pool, reason error) {
+func (n *Node) unpublishPool(pool *pubPool, reason error) {
 	p := pool.peer
 	live := !p.isGone()
 	if live {
@@ -220,18 +229,15 @@ func (n *Node) Unpublish(pool *Pool, reason error) {
 		n.swapRoute(pool.node, nil)
 	}
 	n.mu.Unlock()
+	p.nativeNoted.Store(0) // the next native message is news (hooks.go)
 	if live {
-		links := make([]*link, len(pool.links))
-		for i, pl := range pool.links {
-			links[i] = pl.l
-		}
-		p.fenceLinks(links)
+		p.fenceLinks(pool.linkList())
 		p.pathMu.Unlock()
 	}
 	n.closePool(pool, reason)
 }
 
-func (n *Node) closePool(pool *Pool, reason error) {
+func (n *Node) closePool(pool *pubPool, reason error) {
 	if !pool.closed.CompareAndSwap(false, true) {
 		return
 	}
@@ -243,9 +249,9 @@ func (n *Node) closePool(pool *Pool, reason error) {
 }
 
 // swapRoute replaces node's route; under n.mu. Readers never lock.
-func (n *Node) swapRoute(node string, pool *Pool) (old *Pool) {
+func (n *Node) swapRoute(node string, pool *pubPool) (old *pubPool) {
 	cur := n.routes.Load()
-	next := make(map[string]*Pool, len(*cur)+1)
+	next := make(map[string]*pubPool, len(*cur)+1)
 	for k, v := range *cur {
 		next[k] = v
 	}
@@ -260,7 +266,7 @@ func (n *Node) swapRoute(node string, pool *Pool) (old *Pool) {
 }
 
 // route returns the published pool for node, or nil (native path).
-func (n *Node) route(node string) *Pool {
+func (n *Node) route(node string) *pubPool {
 	pool := (*n.routes.Load())[node]
 	if pool == nil || pool.closed.Load() {
 		return nil
@@ -278,18 +284,15 @@ func (n *Node) sweepPools() {
 	}
 }
 
-// Route is the pool currently published for node, or nil.
-func (n *Node) Route(node string) *Pool { return n.route(node) }
-
 // shard is the proxy for key: a sender's identity, so that one sender
 // keeps one proxy and its order.
-func (pl *Pool) shard(key uint64) int { return int(mix(key) % uint64(len(pl.proxies))) }
+func (pl *pubPool) shard(key uint64) int { return int(mix(key) % uint64(len(pl.proxies))) }
 
 // callShard is the proxy for a call or request with id from sender. The
 // root handle (the zero sender: System.Call, Request, RequestNamed from
 // plain goroutines) needs no order between its blocking calls, so they
 // take the proxies in turn by call id; any other sender keeps its proxy.
-func (pl *Pool) callShard(sender actor.PID, id uint64) int {
+func (pl *pubPool) callShard(sender actor.PID, id uint64) int {
 	if sender.IsZero() {
 		return int(id % uint64(len(pl.proxies)))
 	}
@@ -313,12 +316,12 @@ const (
 // once the batch holding the reply is written or dropped. own says
 // whether this goroutine may write the proxy's turn itself when the
 // proxy is idle (PoolLink.flushOwned).
-func (pl *Pool) enqueue(i int, el *Element, pc *pendingCall, force bool, t *ticket, own ownWrite) error {
+func (pl *pubPool) enqueue(i int, el *wire.Element, pc *pendingCall, force bool, t *ticket, own ownWrite) error {
 	if pl.closed.Load() {
 		return errPathClosed
 	}
 	s := getBuf()
-	b, err := pl.ends.encodeElement(s.b[:0], el)
+	b, err := pl.ends.EncodeElement(s.b[:0], el)
 	s.b = b
 	if err != nil {
 		putBuf(s)

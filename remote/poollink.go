@@ -12,30 +12,34 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
-// PoolLink is one proxy's link, paired with one worker of a peer
+// poolLink is one proxy's link, paired with one worker of a peer
 // incarnation's receiver pool, with the proxy's queue (proxyqueue.go):
 // callers append to the queue, and the link's owner (a proxy actor),
 // woken by OnQueued, writes what waits with Flush from one goroutine.
 // Heartbeats and the peer's native replies share the connection.
-type PoolLink struct {
+type poolLink struct {
 	n     *Node
 	l     *link
-	stats *PoolStats
+	stats *poolStats
 	q     proxyQueue
-	hold  func()      // test hook: called before each write
-	open  atomic.Bool // the fence of its pool has been passed
+	hold  func()                  // test hook: called before each write
+	open  atomic.Bool             // the fence of its pool has been passed
+	pool  atomic.Pointer[pubPool] // set by Publish, before the pool is routed
+	// fenceWait: Flush waits for the fence (tests read it).
+	fenceWait atomic.Bool
 
 	fmu   sync.Mutex  // serialises turns: protects following
 	taken []*batchBuf // the batches of the current turn
 	cut   []int       // scratch for abandoned calls
 }
 
-// DialPool connects to worker of node's incarnation inc. It fails if inc
+// dialPool connects to worker of node's incarnation inc. It fails if inc
 // is not node's current incarnation or the peer refuses (pool disabled,
 // worker out of range, incarnation changed).
-func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int) (*PoolLink, error) {
+func (n *Node) dialPool(ctx context.Context, node string, inc uint64, worker int) (*poolLink, error) {
 	n.mu.Lock()
 	s := n.slots[node]
 	var addr string
@@ -50,17 +54,17 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 	case addr == "":
 		return nil, fmt.Errorf("%w: no address for %s", actor.ErrUnreachable, node)
 	}
-	h := n.helloFor(rolePool, uint32(worker), node, inc)
+	h := n.helloFor(wire.RolePool, uint32(worker), node, inc)
 	conn, srv, err := n.dial(ctx, addr, h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pool link %d to %s: %w", actor.ErrUnreachable, worker, node, err)
 	}
-	l, err := n.attach(&roleConn{Conn: conn, role: rolePool, worker: uint32(worker)}, srv, true, h.LinkID)
+	l, err := n.attach(&roleConn{Conn: conn, role: wire.RolePool, worker: uint32(worker)}, srv, true, h.LinkID)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	pl := &PoolLink{n: n, l: l, stats: n.PoolStatsFor(node)}
+	pl := &poolLink{n: n, l: l, stats: n.poolStatsFor(node)}
 	pl.q.opts.maxBody = n.cfg.MaxFrameSize - 1 - binary.MaxVarintLen64
 	pl.q.wake = func() {}
 	return pl, nil
@@ -70,19 +74,19 @@ func (n *Node) DialPool(ctx context.Context, node string, inc uint64, worker int
 // having work: the owner's wake-up (it must not block; it is called on
 // the goroutine of the caller that queued). The owner then calls Flush.
 // Set it before the link's pool is published.
-func (pl *PoolLink) OnQueued(wake func()) { pl.q.wake = wake }
+func (pl *poolLink) OnQueued(wake func()) { pl.q.wake = wake }
 
 // QueueLen is the number of messages waiting in the link's queue.
-func (pl *PoolLink) QueueLen() int {
+func (pl *poolLink) QueueLen() int {
 	n, _ := pl.q.depth()
 	return n
 }
 
 // Closed is closed when the link has ended.
-func (pl *PoolLink) Closed() <-chan struct{} { return pl.l.closedCh }
+func (pl *poolLink) Closed() <-chan struct{} { return pl.l.closedCh }
 
 // Err is why the link ended (nil while it is up).
-func (pl *PoolLink) Err() error {
+func (pl *poolLink) Err() error {
 	pl.l.mu.Lock()
 	defer pl.l.mu.Unlock()
 	return pl.l.closeErr
@@ -90,7 +94,7 @@ func (pl *PoolLink) Err() error {
 
 // Close ends the link at once: for links that carried nothing, or that
 // failed. A link whose batches must arrive ends with Finish.
-func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
+func (pl *poolLink) Close(reason error) { pl.l.close(reason) }
 
 // Finish ends the link after its owner's last batch: nothing more is
 // written, our side is half-closed (FIN, or TLS close_notify), and the
@@ -100,16 +104,16 @@ func (pl *PoolLink) Close(reason error) { pl.l.close(reason) }
 // yet; after a half-close they all arrive (a lingering close). Liveness
 // still closes the link if the peer goes silent. A closed link is left
 // as is.
-func (pl *PoolLink) Finish() { pl.l.finish() }
+func (pl *poolLink) Finish() { pl.l.finish() }
 
 // Worker is the peer worker this link is paired with.
-func (pl *PoolLink) Worker() int { return int(pl.l.worker) }
+func (pl *poolLink) Worker() int { return int(pl.l.worker) }
 
 // Incarnation is the peer incarnation.
-func (pl *PoolLink) Incarnation() uint64 { return pl.l.ends.peerInc }
+func (pl *poolLink) Incarnation() uint64 { return pl.l.ends.PeerInc }
 
 // SetHold installs a test hook run before each write (nil removes it).
-func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
+func (pl *poolLink) SetHold(f func()) { pl.hold = f }
 
 // Flush writes every batch waiting in the queue, one frame each, and
 // returns when the kernel has them; more reports that others arrived
@@ -119,13 +123,20 @@ func (pl *PoolLink) SetHold(f func()) { pl.hold = f }
 // executed; a call abandoned while queued (answered "not sent") is cut
 // out. A write error closes the link: what this Flush had not written
 // is dropped (DropQueued's rules) and the error returned.
-func (pl *PoolLink) Flush() (more bool, err error) {
+func (pl *poolLink) Flush() (more bool, err error) {
 	if !pl.open.Load() {
+		pool := pl.pool.Load()
+		if pool == nil {
+			return false, nil // not published: nothing can be queued
+		}
 		// The native path delivers what it holds first (barrier.go).
+		pl.fenceWait.Store(true)
 		select {
-		case <-pl.l.peer.fence():
+		case <-pool.fence:
+			pl.fenceWait.Store(false)
 			pl.open.Store(true)
 		case <-pl.l.closedCh:
+			pl.fenceWait.Store(false)
 			return false, errLinkClosed
 		}
 	}
@@ -143,7 +154,7 @@ func (pl *PoolLink) Flush() (more bool, err error) {
 // already runnable add theirs, as the proxy does, so that a crowd is one
 // batch, not a write each: without it 1,000 callers wrote batches of
 // 1.5-3 and spent twice the CPU per call. A lone caller does not yield.
-func (pl *PoolLink) flushOwned(yield bool) {
+func (pl *poolLink) flushOwned(yield bool) {
 	if yield {
 		runtime.Gosched()
 	}
@@ -158,7 +169,7 @@ func (pl *PoolLink) flushOwned(yield bool) {
 }
 
 // flush is one turn; under fmu.
-func (pl *PoolLink) flush() (more bool, err error) {
+func (pl *poolLink) flush() (more bool, err error) {
 	pl.taken = pl.q.take(pl.taken[:0])
 	for i, bb := range pl.taken {
 		if err := pl.write(bb); err != nil {
@@ -174,7 +185,7 @@ func (pl *PoolLink) flush() (more bool, err error) {
 }
 
 // write claims the calls of one batch and writes it as one frame.
-func (pl *PoolLink) write(bb *batchBuf) error {
+func (pl *poolLink) write(bb *batchBuf) error {
 	cut := pl.cut[:0]
 	for _, c := range bb.calls {
 		if c.pc.markSent() {
@@ -197,7 +208,7 @@ func (pl *PoolLink) write(bb *batchBuf) error {
 	if err := pl.l.writeNow(frame); err != nil {
 		return err
 	}
-	pl.stats.observe(bb.n, len(frame))
+	pl.stats.Observe(bb.n, len(frame))
 	return nil
 }
 
@@ -208,7 +219,7 @@ func (pl *PoolLink) write(bb *batchBuf) error {
 // (which fails them as not sent), sends and casts become counted dead
 // letters with reason. The owner calls it when it ends, after closing
 // the link.
-func (pl *PoolLink) DropQueued(reason error) {
+func (pl *poolLink) DropQueued(reason error) {
 	pl.fmu.Lock()
 	defer pl.fmu.Unlock()
 	pl.q.close()
@@ -218,38 +229,43 @@ func (pl *PoolLink) DropQueued(reason error) {
 }
 
 // drop accounts for batches that will not be written (DropQueued).
-func (pl *PoolLink) drop(batches []*batchBuf, reason error) {
+func (pl *poolLink) drop(batches []*batchBuf, reason error) {
 	for _, bb := range batches {
 		b := bb.entries()
 		for len(b) >= 5 {
-			end := 5 + int(getU32(b[1:]))
+			end := 5 + int(wire.GetU32(b[1:]))
 			if end > len(b) {
 				break
 			}
-			pl.dropEntry(Kind(b[0]), b[:end], reason)
+			pl.dropEntry(wire.Kind(b[0]), b[:end], reason)
 			b = b[end:]
 		}
 		pl.q.done(bb)
 	}
 }
 
-func (pl *PoolLink) dropEntry(k Kind, entry []byte, reason error) {
+func (pl *poolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
 	n := pl.n
 	switch k {
-	case KindCall, KindRequest:
+	case wire.KindCall, wire.KindRequest:
 		// its pool's teardown fails it (not sent), or it was sent
-	case KindReply:
+	case wire.KindReply:
 		if !pl.reroute(entry) {
 			n.stats.repliesDropped.Add(1)
 		}
 	default:
-		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.peerNode}, actor.PID{}, &Outgoing{node: pl.l.ends.peerNode, kind: k}, reason)
+		o := &outgoing{node: pl.l.ends.PeerNode, kind: k}
+		if pool := pl.pool.Load(); pool != nil && pool.dropped != nil {
+			pool.dropped(o.Op(), reason)
+			return
+		}
+		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, o, reason)
 	}
 }
 
 // reroute sends a reply entry as a frame of its own on any live link to
 // the caller's incarnation (every link of a peer carries replies).
-func (pl *PoolLink) reroute(entry []byte) bool {
+func (pl *poolLink) reroute(entry []byte) bool {
 	l := pl.l.peer.replyLink()
 	if l == nil {
 		return false
@@ -257,10 +273,10 @@ func (pl *PoolLink) reroute(entry []byte) bool {
 	// A batch entry is kind, u32 length, body; a frame is u32 length of
 	// kind+body, kind, body.
 	body := entry[5:]
-	frame := make([]byte, frameHeader+1+len(body))
-	putU32(frame, uint32(len(body)+1))
-	frame[frameHeader] = entry[0]
-	copy(frame[frameHeader+1:], body)
+	frame := make([]byte, wire.FrameHeader+1+len(body))
+	wire.PutU32(frame, uint32(len(body)+1))
+	frame[wire.FrameHeader] = entry[0]
+	copy(frame[wire.FrameHeader+1:], body)
 	if _, err := l.enqueue(frame, 1, true, nil); err != nil {
 		return false
 	}
@@ -269,27 +285,54 @@ func (pl *PoolLink) reroute(entry []byte) bool {
 }
 
 // writeNow writes one frame synchronously, serialised with the writer
-// goroutine (heartbeats, cancels).
+// goroutine (heartbeats, pongs, fences): frames queued on the link before
+// it are written first.
 func (l *link) writeNow(b []byte) error {
-	if l.isClosed() || l.writeClosed() {
+	l.wmu.Lock()
+	l.mu.Lock()
+	if l.closed || l.wclosed {
+		l.mu.Unlock()
+		l.wmu.Unlock()
 		return errLinkClosed
 	}
-	l.wmu.Lock()
+	var queued []byte
+	if len(l.buf) > 0 {
+		queued = l.takeBufLocked()
+	}
+	l.mu.Unlock()
+	if len(queued) > 0 {
+		written, err := l.conn.Write(queued)
+		if err != nil {
+			l.wmu.Unlock()
+			return l.writeFailed(err, queued, written)
+		}
+		l.stats.bytesOut.Add(uint64(len(queued)))
+		l.node.stats.bytesOut.Add(uint64(len(queued)))
+	}
 	_, err := l.conn.Write(b)
 	l.wmu.Unlock()
 	if err != nil {
-		if l.writeClosed() {
-			return errLinkClosed
-		}
-		err = fmt.Errorf("write: %w", err)
-		l.close(err)
-		return err
+		return l.writeFailed(err, nil, 0)
 	}
 	l.lastSent.Store(time.Now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.framesOut.Add(1)
 	return nil
+}
+
+// writeFailed closes l after a write of its owner failed; the frames of
+// queued the write did not hand to the kernel are counted as unsent.
+func (l *link) writeFailed(err error, queued []byte, written int) error {
+	if l.writeClosed() {
+		return errLinkClosed
+	}
+	err = fmt.Errorf("write: %w", err)
+	l.close(err)
+	if queued != nil {
+		l.countUnsent(queued[frameBoundary(queued, written):], err)
+	}
+	return err
 }
 
 // finish half-closes l after what its writer has been handed (pings and

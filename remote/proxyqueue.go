@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // A proxy's queue. Callers append their messages, already encoded as
@@ -26,7 +27,7 @@ import (
 
 // hdrRoom is the room reserved at the front of a batch's buffer for its
 // frame header: length, kind, and the entry count as a uvarint.
-const hdrRoom = frameHeader + 1 + binary.MaxVarintLen64
+const hdrRoom = wire.FrameHeader + 1 + binary.MaxVarintLen64
 
 // batchBuf is one batch being built or written: the reserved header
 // room, then the entries.
@@ -58,16 +59,16 @@ func (bb *batchBuf) entries() []byte { return bb.b[hdrRoom:] }
 func (bb *batchBuf) frame() []byte {
 	var cnt [binary.MaxVarintLen64]byte
 	c := binary.PutUvarint(cnt[:], uint64(bb.n))
-	start := hdrRoom - frameHeader - 1 - c
-	putU32(bb.b[start:], uint32(len(bb.b)-start-frameHeader))
-	bb.b[start+frameHeader] = byte(KindBatch)
-	copy(bb.b[start+frameHeader+1:], cnt[:c])
+	start := hdrRoom - wire.FrameHeader - 1 - c
+	wire.PutU32(bb.b[start:], uint32(len(bb.b)-start-wire.FrameHeader))
+	bb.b[start+wire.FrameHeader] = byte(wire.KindBatch)
+	copy(bb.b[start+wire.FrameHeader+1:], cnt[:c])
 	return bb.b[start:]
 }
 
 // entryEnd is the offset just past the entry at off (kind, u32 length,
 // body: its own encoding says where it ends).
-func entryEnd(b []byte, off int) int { return off + 5 + int(getU32(b[off+1:])) }
+func entryEnd(b []byte, off int) int { return off + 5 + int(wire.GetU32(b[off+1:])) }
 
 // cut removes the entries of the calls abandoned while they waited (they
 // were answered "not sent" and must never run), keeping the others in

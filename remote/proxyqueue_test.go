@@ -6,6 +6,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )
@@ -21,8 +22,8 @@ func queueFor(opts queueOptions) (*proxyQueue, *int) {
 
 func sendEntry(t *testing.T, n int64) []byte {
 	t.Helper()
-	el := Element{Kind: KindSend, ToName: "sink", Type: "mailroom.testpb.Echo", msg: &testpb.Echo{N: n}}
-	b, err := fuzzEnds.encodeElement(nil, &el)
+	el := wire.Element{Kind: wire.KindSend, ToName: "sink", Type: "mailroom.testpb.Echo", Msg: &testpb.Echo{N: n}}
+	b, err := fuzzEnds.EncodeElement(nil, &el)
 	require.NoError(t, err)
 	return b
 }
@@ -31,15 +32,15 @@ func sendEntry(t *testing.T, n int64) []byte {
 // Echo.N of each send in it.
 func decodeBatch(t *testing.T, frame []byte) []int64 {
 	t.Helper()
-	require.Equal(t, len(frame), frameLen(frame), "one whole frame")
-	require.Equal(t, KindBatch, Kind(frame[frameHeader]))
-	peer := ends{selfNode: fuzzEnds.peerNode, selfInc: fuzzEnds.peerInc, peerNode: fuzzEnds.selfNode, peerInc: fuzzEnds.selfInc}
-	it, err := peer.newBatchIter(frame[frameHeader+1:])
+	require.Equal(t, len(frame), wire.FrameLen(frame), "one whole frame")
+	require.Equal(t, wire.KindBatch, wire.Kind(frame[wire.FrameHeader]))
+	peer := wire.Ends{SelfNode: fuzzEnds.PeerNode, SelfInc: fuzzEnds.PeerInc, PeerNode: fuzzEnds.SelfNode, PeerInc: fuzzEnds.SelfInc}
+	it, err := peer.NewBatchIter(frame[wire.FrameHeader+1:])
 	require.NoError(t, err)
 	var got []int64
 	for {
-		var el Element
-		ok, err := it.next(&el)
+		var el wire.Element
+		ok, err := it.Next(&el)
 		require.NoError(t, err)
 		if !ok {
 			return got
@@ -152,8 +153,8 @@ func TestProxyQueueCutsCallsAbandonedWhileQueued(t *testing.T) {
 	calls := make([]*pendingCall, 4)
 	for i := range calls {
 		calls[i] = &pendingCall{}
-		el := Element{Kind: KindCall, ID: uint64(i), Fn: "f", Type: "mailroom.testpb.Echo", msg: &testpb.Echo{N: int64(i)}}
-		b, err := fuzzEnds.encodeElement(nil, &el)
+		el := wire.Element{Kind: wire.KindCall, ID: uint64(i), Fn: "f", Type: "mailroom.testpb.Echo", Msg: &testpb.Echo{N: int64(i)}}
+		b, err := fuzzEnds.EncodeElement(nil, &el)
 		require.NoError(t, err)
 		require.NoError(t, q.push(b, calls[i], false))
 		require.NoError(t, q.push(sendEntry(t, int64(10+i)), nil, false))
@@ -170,14 +171,14 @@ func TestProxyQueueCutsCallsAbandonedWhileQueued(t *testing.T) {
 	}
 	bb.cut(cut)
 	require.Equal(t, 6, bb.n)
-	peer := ends{selfNode: "b", selfInc: 2, peerNode: "a", peerInc: 1}
+	peer := wire.Ends{SelfNode: "b", SelfInc: 2, PeerNode: "a", PeerInc: 1}
 	frame := bb.frame()
-	it, err := peer.newBatchIter(frame[frameHeader+1:])
+	it, err := peer.NewBatchIter(frame[wire.FrameHeader+1:])
 	require.NoError(t, err)
 	var kinds []string
 	for {
-		var el Element
-		ok, err := it.next(&el)
+		var el wire.Element
+		ok, err := it.Next(&el)
 		require.NoError(t, err)
 		if !ok {
 			break

@@ -94,7 +94,7 @@ func (n *Node) dropInWatches(ws map[watchKey]struct{}) {
 // before.
 func (n *Node) refuseAnnounce(l *link, size int) {
 	n.stats.announcesRefused.Add(1)
-	n.log.Warn("announcement ignored", "peer", l.ends.peerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.MaxAnnounceBytes))
+	n.log.Warn("announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.MaxAnnounceBytes))
 }
 
 // bury records inc as gone, keeping the latest maxTombs. Under n.mu.

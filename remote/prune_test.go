@@ -10,6 +10,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,7 +31,7 @@ func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 		name := fmt.Sprintf("boaster-%d", i)
 		e := rawEndsAs(victim, name, uint64(200+i))
 		conn := rawLink(t, victim, name, uint64(200+i), 0)
-		_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Meta: big}}))
+		_, err := conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Meta: big}}))
 		require.NoError(t, err)
 	}
 	waitFor(t, "20 announcements refused", func() bool { return victim.Stats().AnnouncesRefused == 20 })
@@ -47,7 +48,7 @@ func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 	// Within the bound it is kept, and it goes with its incarnation.
 	e := rawEndsAs(victim, "modest", 300)
 	conn := rawLink(t, victim, "modest", 300, 0)
-	_, err := conn.Write(e.appendFrame(nil, &Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Meta: map[string]string{"svc": "1.0"}}}))
+	_, err := conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Meta: map[string]string{"svc": "1.0"}}}))
 	require.NoError(t, err)
 	waitFor(t, "the announcement kept", func() bool { info, _ := victim.Peer("modest"); return info.Meta["svc"] == "1.0" })
 	p := victim.current("modest")
@@ -72,11 +73,11 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 	conn := rawLink(t, victim, "watcher", 16, 0)
 	var stream []byte
 	for i := range 1500 {
-		stream = e.appendFrame(stream, &Element{Kind: KindControl, Control: &Control{Op: CtlWatch,
+		stream = e.AppendFrame(stream, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlWatch,
 			Watcher: actor.PID{Node: "watcher", Incarnation: 16, ID: uint64(i + 1)}, Target: target}})
 	}
 	// Not its own watcher: ignored.
-	stream = e.appendFrame(stream, &Element{Kind: KindControl, Control: &Control{Op: CtlWatch,
+	stream = e.AppendFrame(stream, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlWatch,
 		Watcher: actor.PID{Node: "bystander", Incarnation: 1, ID: 1}, Target: target}})
 	_, err = conn.Write(stream)
 	require.NoError(t, err)
@@ -84,16 +85,16 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 	// The refusals come back as terminations with the code overloaded.
 	refused := 0
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	fr := newFrameReader(conn, 1<<20)
+	fr := wire.NewFrameReader(conn, 1<<20)
 	for refused < 500 {
-		k, body, err := fr.next()
+		k, body, err := fr.Next()
 		require.NoError(t, err)
-		if k != KindControl {
+		if k != wire.KindControl {
 			continue
 		}
-		var el Element
-		require.NoError(t, e.decodeBody(k, body, &el))
-		if el.Control.Op == CtlTerminated {
+		var el wire.Element
+		require.NoError(t, e.DecodeBody(k, body, &el))
+		if el.Control.Op == wire.CtlTerminated {
 			require.Equal(t, "overloaded", el.Control.Code)
 			require.Greater(t, el.Control.Watcher.ID, uint64(max))
 			refused++
@@ -151,6 +152,6 @@ func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
 	conn, err := net.Dial("tcp", capped.Addr())
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = clientHandshake(conn, []byte(testCookie), hello{Node: "one-too-many", Inc: 3000}, soon(), nil)
+	_, err = wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: "one-too-many", Inc: 3000}, soon(), nil)
 	require.ErrorContains(t, err, "too many node names known here (MaxNodes 10)")
 }

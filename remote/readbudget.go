@@ -23,14 +23,6 @@ import (
 // frame only while less than half the budget is in use, so idle links
 // never hold the budget that frames being read need.
 
-const (
-	// linkAllowance is the buffer every link may hold without budget,
-	// as its bufio reader does: small frames never wait for budget.
-	linkAllowance = 64 << 10
-	// maxKeep is the largest buffer a link keeps between frames.
-	maxKeep = 4 << 20
-)
-
 // errReadBudget closes a link whose reader waited the heartbeat window
 // for read budget.
 var errReadBudget = errors.New("remote: read budget exhausted")
@@ -135,3 +127,14 @@ func (b *readBudget) give(n int64) {
 		b.mu.Unlock()
 	}
 }
+
+// linkBudget is the node's read budget as one link's frame reader takes
+// it (framereader.go's Budget).
+type linkBudget struct {
+	rb *readBudget
+	w  readWait
+}
+
+func (b *linkBudget) Take(n int64) error { return b.rb.take(n, &b.w) }
+func (b *linkBudget) Give(n int64)       { b.rb.give(n) }
+func (b *linkBudget) Pressed() bool      { return b.rb.pressed() }

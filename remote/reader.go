@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // A link's reader reads frames and dispatches them on one goroutine. A
@@ -20,17 +22,20 @@ import (
 // it reads and dispatches the link's frames.
 type linkReader struct {
 	l        *link
-	fr       *frameReader
-	dispatch func(*link, Kind, []byte) error
+	fr       *wire.FrameReader
+	dispatch func(*link, wire.Kind, []byte) error
 }
 
-func (l *link) readLoop(dispatch func(*link, Kind, []byte) error) {
+func (l *link) readLoop(dispatch func(*link, wire.Kind, []byte) error) {
 	n := l.node
 	r := &linkReader{l: l, dispatch: dispatch}
-	r.fr = newFrameReader(countingReader{l}, n.cfg.MaxFrameSize).budgeted(n.readBudget, &readWait{
-		abort: l.closedCh, patience: n.cfg.window(), busy: &l.dispatching,
-		waits: &n.stats.readWaits, timeouts: &n.stats.budgetTimeouts,
-	})
+	r.fr = wire.NewFrameReader(countingReader{l}, n.cfg.MaxFrameSize)
+	if n.readBudget != nil {
+		r.fr.Budgeted(&linkBudget{rb: n.readBudget, w: readWait{
+			abort: l.closedCh, patience: n.cfg.window(), busy: &l.dispatching,
+			waits: &n.stats.readWaits, timeouts: &n.stats.budgetTimeouts,
+		}})
+	}
 	if c := r.read(); c != nil {
 		n.workers.adopt(c) // the role went on: run the call, then serve as a worker
 	}
@@ -53,20 +58,20 @@ func (r *linkReader) run() {
 func (r *linkReader) read() *inboundCall {
 	l := r.l
 	for {
-		k, body, err := r.fr.next()
+		k, body, err := r.fr.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) && l.writeClosed() {
 				err = errLinkClosed // the end of a lingering close
 			}
 			if isWireError(err) {
 				l.node.stats.badFrames.Add(1)
-				err = fmt.Errorf("bad input from %s: %w", l.ends.peerNode, err)
+				err = fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
 			}
 			r.end(readErr(err))
 			return nil
 		}
-		l.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
-		l.node.stats.bytesIn.Add(uint64(len(body) + frameHeader + 1))
+		l.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
+		l.node.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
 		l.node.stats.framesIn.Add(1)
 		err = r.dispatch(l, k, body)
 		l.reads.Add(1)
@@ -89,6 +94,6 @@ func (r *linkReader) read() *inboundCall {
 // end ends the role: the link closes.
 func (r *linkReader) end(reason error) {
 	r.l.close(reason)
-	r.fr.release()
+	r.fr.Release()
 	r.l.wg.Done()
 }

@@ -3,6 +3,8 @@ package remote
 import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
+	"google.golang.org/protobuf/proto"
 )
 
 // A batch often holds several sends in a row to one actor (many callers
@@ -20,7 +22,7 @@ type sendRun struct {
 	received int // sends decoded since the last delivery, bad ones too
 	// the codec of the last type decoded: a stream mostly repeats one
 	codecType string
-	codec     *codec
+	codec     *wire.Codec
 }
 
 // maxRunCap is the largest run buffer a reader keeps between frames.
@@ -29,7 +31,7 @@ const maxRunCap = 4096
 // addSend decodes a send into l's run, delivering the run first when the
 // send is for another target. A payload that does not decode is a dead
 // letter (counted), and the run goes on.
-func (n *Node) addSend(l *link, el *Element) {
+func (n *Node) addSend(l *link, el *wire.Element) {
 	r := &l.run
 	if len(r.msgs) > 0 && (r.name != el.ToName || r.to != el.To) {
 		n.flushRun(l)
@@ -40,17 +42,17 @@ func (n *Node) addSend(l *link, el *Element) {
 	switch {
 	case err != nil:
 	case r.codec != nil && el.Type == r.codecType:
-		msg, err = r.codec.decode(el.Type, el.Payload)
+		msg, err = r.codec.Decode(el.Type, el.Payload)
 	default:
 		msg, err = n.decode(el.Type, el.Payload)
-		if cd := n.codecs.cached(el.Type); cd != nil {
+		if cd := n.codecs.Cached(el.Type); cd != nil {
 			r.codecType, r.codec = el.Type, cd
 		}
 	}
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		to := sendTarget(n, el.To, el.ToName)
-		n.log.Debug("message dropped", "from", l.ends.peerNode, "to", to.String(), "err", err)
+		n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
 		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
 		return
 	}
@@ -111,4 +113,9 @@ func sendTarget(n *Node, to actor.PID, name string) actor.PID {
 		return actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
 	}
 	return to
+}
+
+// decode is unmarshal with the node's registry and codecs.
+func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
+	return n.codecs.Unmarshal(n.types, typ, b)
 }

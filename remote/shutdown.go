@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 func (n *Node) isDraining() bool {
@@ -31,7 +32,7 @@ func (n *Node) Drain(ctx context.Context) {
 	}
 	for _, p := range n.livePeers() {
 		if l := p.anyLink(); l != nil {
-			_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: n.announceMeta()}}, false, nil)
+			_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: true, Meta: n.announceMeta()}}, false, nil)
 		}
 	}
 }
@@ -68,7 +69,7 @@ func (n *Node) shutdown(ctx context.Context) error {
 			// Clean: everything taken from this link is answered on it
 			// already, so what the peer still waits for was never taken.
 			clean := l.owed.Load() == 0
-			seq, err := l.enqueueEl(&Element{Kind: KindGoodbye, Reason: "node stopping", Clean: clean}, false, nil)
+			seq, err := l.enqueueEl(&wire.Element{Kind: wire.KindGoodbye, Reason: "node stopping", Clean: clean}, false, nil)
 			if err == nil {
 				waitFlushed(ctx, l, seq)
 				l.halfClose()
@@ -217,5 +218,5 @@ func (n *Node) announceTo(l *link) {
 	if meta == nil && !draining {
 		return
 	}
-	_, _ = l.enqueueEl(&Element{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: draining, Meta: meta}}, false, nil)
+	_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: draining, Meta: meta}}, false, nil)
 }

@@ -3,6 +3,8 @@ package remote
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // Stats are the remote layer's counters since start.
@@ -62,6 +64,7 @@ type Stats struct {
 	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes
 	ReadBudgetWaits  uint64 // times a reader waited for read budget
 	BudgetTimeouts   uint64 // links closed after waiting the heartbeat window for read budget
+	FenceWaits       uint64 // times a reader began waiting on a fence (supersede.go)
 	FenceTimeouts    uint64 // fenced links closed because a fence waited the heartbeat window
 	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
 	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes
@@ -83,7 +86,8 @@ type nodeStats struct {
 	handshakesShed, acceptErrors                 atomic.Uint64
 
 	admissionWaits, tooLarge, readWaits, budgetTimeouts atomic.Uint64
-	fenceTimeouts, linksRefused, announcesRefused       atomic.Uint64
+	fenceWaits, fenceTimeouts, linksRefused             atomic.Uint64
+	announcesRefused                                    atomic.Uint64
 	watchesRefused, nodesForgotten                      atomic.Uint64
 
 	heartbeatsMissed, linksSilent, linksStalled, peersGone atomic.Uint64
@@ -126,6 +130,7 @@ func (n *Node) Stats() Stats {
 		ReadBudgetInUse:  n.readBudget.inUse(),
 		ReadBudgetWaits:  n.stats.readWaits.Load(),
 		BudgetTimeouts:   n.stats.budgetTimeouts.Load(),
+		FenceWaits:       n.stats.fenceWaits.Load(),
 		FenceTimeouts:    n.stats.fenceTimeouts.Load(),
 		LinksRefused:     n.stats.linksRefused.Load(),
 		AnnouncesRefused: n.stats.announcesRefused.Load(),
@@ -247,7 +252,7 @@ func (n *Node) Links() []LinkInfo {
 		p.mu.Lock()
 		for l := range p.links {
 			switch {
-			case l.role == rolePool:
+			case l.role == wire.RolePool:
 				li.Pool++
 			case l.fenced.Load():
 				li.Native++

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // errFenceFull closes a link too full to carry a fence.
@@ -91,17 +92,17 @@ func (p *peer) fenceLinks(ls []*link) {
 }
 
 // fenceFrames encodes fences naming ids, at most maxFenceLinks each.
-func fenceFrames(e *ends, ids []uint64) []byte {
+func fenceFrames(e *wire.Ends, ids []uint64) []byte {
 	var b []byte
 	for len(ids) > 0 {
-		k := min(len(ids), maxFenceLinks)
-		b = e.appendFrame(b, &Element{Kind: KindControl, Control: &Control{Op: CtlFence, Links: ids[:k]}})
+		k := min(len(ids), wire.MaxFenceLinks)
+		b = e.AppendFrame(b, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlFence, Links: ids[:k]}})
 		ids = ids[k:]
 	}
 	return b
 }
 
-func fenceCount(ids []uint64) int { return (len(ids) + maxFenceLinks - 1) / maxFenceLinks }
+func fenceCount(ids []uint64) int { return (len(ids) + wire.MaxFenceLinks - 1) / wire.MaxFenceLinks }
 
 // fenceNewLocked gives a link being registered to p its first frames:
 // fences naming every link we abandoned to p. Under p.mu (so a fence
@@ -130,6 +131,7 @@ func (l *link) awaitFenced(ids []uint64) {
 	if len(olds) == 0 {
 		return
 	}
+	l.node.stats.fenceWaits.Add(1)
 	l.dispatching.Store(true) // waiting on ourselves, not on the peer
 	defer l.dispatching.Store(false)
 	window := l.node.cfg.window()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 			return
 		}
 		_ = c.(*net.TCPConn).SetReadBuffer(32 << 10)
-		if _, err := serverHandshake(c, []byte(testCookie), hello{Node: "peer", Inc: 4}, soon(), admitAll); err == nil {
+		if _, err := wire.ServerHandshake(c, []byte(testCookie), wire.Hello{Node: "peer", Inc: 4}, soon(), admitAll); err == nil {
 			accepted <- c
 		}
 	}()
@@ -76,7 +77,7 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 		_, err = io.ReadFull(conn, body)
 		require.NoError(t, err)
 		read += 5 + len(body)
-		if Kind(hdr[4]) == KindSend {
+		if wire.Kind(hdr[4]) == wire.KindSend {
 			got++
 			frameSize = 5 + len(body)
 		}

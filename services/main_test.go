@@ -205,9 +205,10 @@ func testFunction(name, node string, extra map[string]string) actor.Handler {
 
 // client is an in-process node with services, the caller of the tests.
 type client struct {
-	sys  *actor.System
-	node *remote.Node
-	svc  *Services
+	sys   *actor.System
+	node  *remote.Node
+	svc   *Services
+	pools *proxypool.Manager // nil without a proxy pool
 }
 
 func newClient(t *testing.T, name string, cfg Config) *client {
@@ -219,13 +220,15 @@ func newClient(t *testing.T, name string, cfg Config) *client {
 func newClientPools(t *testing.T, name string, cfg Config, pools bool) *client {
 	t.Helper()
 	sys, n := testnode.Local(t, testnode.Options{Name: name})
+	var pm *proxypool.Manager
 	if pools {
-		_, err := proxypool.Start(n, proxypool.Config{})
+		var err error
+		pm, err = proxypool.Start(n, proxypool.Config{})
 		require.NoError(t, err)
 	}
 	svc, err := Start(ctxT(t, 10*time.Second), n, cfg)
 	require.NoError(t, err)
-	return &client{sys: sys, node: n, svc: svc}
+	return &client{sys: sys, node: n, svc: svc, pools: pm}
 }
 
 // provider starts a child node providing specs and links the client to

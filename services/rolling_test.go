@@ -76,7 +76,7 @@ func testRollingRestart(t *testing.T, pools bool) {
 	}
 	t.Logf("served: %v; retries: %v", served, c.svc.Retries())
 	if pools {
-		require.NotZero(t, c.node.PoolStatsFor("ledger-a2").Messages.Load(), "calls went through a pool")
+		require.NotZero(t, c.pools.Stats("ledger-a2").Messages, "calls went through a pool")
 	}
 	require.Empty(t, failures, "calls failed")
 

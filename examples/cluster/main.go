@@ -84,7 +84,7 @@ func startPools(name, addr string) (*actor.System, *remote.Node, *proxypool.Mana
 			fmt.Printf("[%s] discovery: %s %s (incarnation %016x)\n", name, ev.Member.Node, ev.Type, ev.Member.Incarnation)
 		}
 	}})
-	pools, err := proxypool.Start(node, proxypool.Config{})
+	pools, err := proxypool.Start(node, proxypool.Config{Eager: true}) // pools up before the first call, to show them torn down and rebuilt
 	if err != nil {
 		return nil, nil, nil, err
 	}

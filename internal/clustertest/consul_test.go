@@ -30,7 +30,7 @@ const ttl = 2 * time.Second
 
 func TestMain(m *testing.M) {
 	testnode.SetChildHook(func(sys *actor.System, n *remote.Node, o testnode.Options) error {
-		_, err := proxypool.Start(n, proxypool.Config{})
+		_, err := proxypool.Start(n, proxypool.Config{Eager: true})
 		return err
 	})
 	testnode.MaybeRunChild()
@@ -103,7 +103,7 @@ func newCluster(t *testing.T, heartbeat time.Duration) *cluster {
 	c.sys, c.node = testnode.Local(t, testnode.Options{Name: "a", Consul: c.addr, ConsulService: c.svc, TTL: ttl, Heartbeat: heartbeat})
 	c.ev = watchEvents(c.node)
 	var err error
-	c.pools, err = proxypool.Start(c.node, proxypool.Config{})
+	c.pools, err = proxypool.Start(c.node, proxypool.Config{Eager: true}) // these tests follow pools through Consul's verdicts
 	require.NoError(t, err)
 	return c
 }

@@ -63,3 +63,13 @@ var (
 	// Counters is a func(*actor.System) actorstats.Counters.
 	Counters any
 )
+
+// PoolHost is a
+//
+//	func(*remote.Node) poolpath.Host
+//
+// set by package remote (not actor) when it is initialised: the pooled
+// path (proxypool) reaches a node through it, so that remote.Node
+// exports no pool hooks. proxypool imports remote, so it is set before
+// proxypool's own initialisation reads it.
+var PoolHost any

@@ -9,12 +9,15 @@ import (
 
 // Network holds the listeners of one test.
 type Network struct {
-	mu   sync.Mutex // protects following
-	ls   map[string]*listener
-	next int
+	size int // buffered connections: bytes per direction; 0: net.Pipe
+
+	mu     sync.Mutex // protects following
+	ls     map[string]*listener
+	next   int
+	dialed map[string][]*Conn // buffered: the dialing ends, by address
 }
 
-// New returns an empty network.
+// New returns an empty network whose connections are net.Pipe pairs.
 func New() *Network { return &Network{ls: make(map[string]*listener)} }
 
 // Listen listens on addr; "host:0" picks a free port.
@@ -46,7 +49,19 @@ func (n *Network) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	if l == nil {
 		return nil, fmt.Errorf("memnet: dial %s: connection refused", addr)
 	}
-	client, server := net.Pipe()
+	var client, server net.Conn
+	if n.size > 0 {
+		c, s := bufferedPair(n.size, addr)
+		n.mu.Lock()
+		if n.dialed == nil {
+			n.dialed = make(map[string][]*Conn)
+		}
+		n.dialed[addr] = append(n.dialed[addr], c)
+		n.mu.Unlock()
+		client, server = c, s
+	} else {
+		client, server = net.Pipe()
+	}
 	select {
 	case l.conns <- server:
 		return client, nil

@@ -28,6 +28,8 @@ const (
 	ExtraTargets = "scale.targets"
 	// ExtraLoad is the node's Load, as JSON.
 	ExtraLoad = "scale.load"
+	// ExtraLazy, "true", starts the node's proxy pools lazily.
+	ExtraLazy = "scale.lazy"
 )
 
 // Names of what every node offers.
@@ -109,7 +111,7 @@ func PreHook(sys *actor.System, _ testnode.Options) error {
 var childSink *sink
 
 // Hook is the scale test's testnode child hook: it starts the proxy
-// pool (eager or lazy, whatever proxypool's defaults are), follows
+// pool (eager, or lazy with ExtraLazy), follows
 // membership through the remote layer's hooks, starts the reporter and
 // waits for SIGUSR1 / SIGUSR2 to start and stop the load. Everything it
 // starts ends when the system stops. Set it with testnode.SetChildHook.
@@ -128,7 +130,7 @@ func Hook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if t := o.Extra[ExtraTargets]; t != "" {
 		targets = strings.Split(t, ",")
 	}
-	pools, err := proxypool.Start(n, proxypool.Config{})
+	pools, err := proxypool.Start(n, proxypool.Config{Eager: o.Extra[ExtraLazy] != "true"})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -113,6 +114,7 @@ func (c *cluster) options(m *member) (testnode.Options, string, error) {
 			ExtraReport:  report,
 			ExtraTargets: strings.Join(m.targets, ","),
 			ExtraLoad:    string(load),
+			ExtraLazy:    strconv.FormatBool(c.cfg.Lazy),
 		},
 	}, report, nil
 }

@@ -106,42 +106,57 @@ func WriteDoc(path string, runs []Result, command string) error {
 	if err := os.MkdirAll(imgDir, 0o755); err != nil {
 		return err
 	}
-	var xs, rssMax, rssMean, links, fds []float64
+	byMode := map[string][]Result{}
 	for _, r := range runs {
-		xs = append(xs, float64(r.Nodes))
-		rssMax = append(rssMax, r.RSSMBMax)
-		rssMean = append(rssMean, r.RSSMBMean)
-		links = append(links, float64(r.LinksMax))
-		fds = append(fds, float64(r.FDsMax))
+		byMode[r.Pools] = append(byMode[r.Pools], r)
 	}
-	svg := chartSVG("Per node, as the cluster grows", "nodes in the cluster", "per node (the largest over the run)", []series{
-		{"links", xs, links}, {"file descriptors", xs, fds}, {"RSS MB (largest node)", xs, rssMax}, {"RSS MB (mean node)", xs, rssMean},
-	})
+	modes := slices.Sorted(maps.Keys(byMode)) // "eager" before "lazy"
+	var lines []series
+	slopes := map[string][2]float64{}
+	for _, mode := range modes {
+		var xs, rssMax, rssMean, links []float64
+		for _, r := range byMode[mode] {
+			xs = append(xs, float64(r.Nodes))
+			rssMax = append(rssMax, r.RSSMBMax)
+			rssMean = append(rssMean, r.RSSMBMean)
+			links = append(links, float64(r.LinksMax))
+		}
+		lines = append(lines, series{"links, " + mode + " pools", xs, links}, series{"RSS MB (mean node), " + mode, xs, rssMean})
+		slopes[mode] = [2]float64{Slope(xs, rssMax), Slope(xs, rssMean)}
+	}
+	svg := chartSVG("Per node, as the cluster grows", "nodes in the cluster", "per node (the largest over the run)", lines)
 	if err := os.WriteFile(filepath.Join(imgDir, "scale.svg"), []byte(svg), 0o644); err != nil {
 		return err
 	}
-	last := runs[len(runs)-1]
+	// The targets are judged on lazy pools when they ran: the eager rows
+	// are ecall's behaviour, kept as an option, for comparison.
+	judged := byMode["lazy"]
+	if len(judged) == 0 {
+		judged = runs
+	}
+	last := judged[len(judged)-1]
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Cluster scale\n\n")
 	p("Written by `%s` on %s (%s, GOMAXPROCS %d, Go %s). ", command, time.Now().UTC().Format("2006-01-02 15:04 MST"), machine(), runtime.GOMAXPROCS(0), runtime.Version())
 	p("Every node is a separate OS process on loopback with one Consul dev agent (TTL %v, refreshed every TTL/3), and a counting HTTP proxy in front of the agent for each node, so every request a node makes to Consul is counted. ", time.Duration(last.TTLMS)*time.Millisecond)
 	p("Each node calls (by name), requests (by the PID of an actor, which names its incarnation) and sends (numbered, one ordered sender) to %d random peers, at %.0f calls, %.0f requests and %.0f sends per second to each, with %d long calls kept open on each; then %d nodes are SIGKILLed at once and restarted under the same names. ", last.Targets, last.Load.CallsPerSec, last.Load.RequestsPerSec, last.Load.SendsPerSec, last.Load.Holders, last.Killed)
+	p("Each size runs twice: with lazy proxy pools (the default: a pool only toward a peer a node sends to, torn down when idle) and with eager ones (`proxypool.Config{Eager: true}`: a pool toward every member, ecall's behaviour). ")
 	p("Rerun it with `make test-scale`; it rewrites this page.\n\n")
 	p("The one-line summaries:\n\n```\n")
 	for _, r := range runs {
 		p("%s\n", r.Line())
 	}
 	p("```\n\n![per node as the cluster grows](img/scale.svg)\n\n")
-	p("| nodes | start ms | converge ms | reconverge ms | links / node max | pool links out / node max | pool links to idle peers | bound: active × pool × 2 + native | fds / node max | RSS MB max / mean | goroutines / node max | Consul req/s (cluster) | Consul req/s per node | watches open / node | detect ms p50 / max | hung | wrong incarnation | out of order |\n")
-	p("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	p("| pools | nodes | start ms | converge ms | reconverge ms | links / node max | pool links out / node max | pool links to idle peers | bound: active × pool × 2 + native | fds / node max | RSS MB max / mean | goroutines / node max | Consul req/s (cluster) | Consul req/s per node | watches open / node | detect ms p50 / max | hung | wrong incarnation | out of order |\n")
+	p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range runs {
-		p("| %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f / %.1f | %d | %.1f | %.2f | %d | %d / %d | %d | %d | %d |\n",
-			r.Nodes, r.StartMS, r.ConvergeMS, r.ReconvergeMS, r.LinksMax, r.PoolLinksMax, r.IdlePoolLinks, r.LinksBound, r.FDsMax,
+		p("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f / %.1f | %d | %.1f | %.2f | %d | %d / %d | %d | %d | %d |\n",
+			r.Pools, r.Nodes, r.StartMS, r.ConvergeMS, r.ReconvergeMS, r.LinksMax, r.PoolLinksMax, r.IdlePoolLinks, r.LinksBound, r.FDsMax,
 			r.RSSMBMax, r.RSSMBMean, r.Goroutines, r.ConsulReqPerS, r.ConsulReqPerS/float64(r.Nodes), r.WatchesOpenMax,
 			r.DetectMSP50, r.DetectMSMax, r.Hung, r.WrongIncarnation, r.OutOfOrder)
 	}
-	p("\nOperations ended, by kind and class, in the largest run (%d nodes): ", last.Nodes)
+	p("\nOperations ended, by kind and class, in the judged run (%d nodes, %s pools): ", last.Nodes, last.Pools)
 	keys := slices.Sorted(maps.Keys(last.Ops))
 	for i, k := range keys {
 		if i > 0 {
@@ -151,28 +166,38 @@ func WriteDoc(path string, runs []Result, command string) error {
 	}
 	p("; sends %d handed to the runtime, %d received (the difference: sends to the killed nodes and those in flight at the kill).\n\n", last.Sent, last.Received)
 
-	slopeMax, slopeMean := Slope(xs, rssMax), Slope(xs, rssMean)
-	p("## Against the targets\n\n")
+	hung, wrong := 0, int64(0)
+	for _, r := range runs {
+		hung += r.Hung
+		wrong += r.WrongIncarnation
+	}
+	sl := slopes[last.Pools]
+	p("## Against the targets (%s pools, %d nodes)\n\n", last.Pools, last.Nodes)
 	p("| target | measured | |\n|---|---|---|\n")
 	p("| links per node ≤ active peers × pool size (both directions) + native links | %d links, bound %d; %d pool links toward peers the node exchanges nothing with | %s |\n",
 		last.LinksMax, last.LinksBound, last.IdlePoolLinks, met(last.LinksMax <= last.LinksBound && last.IdlePoolLinks == 0))
-	p("| every call to a killed node ends (hung=0), none answered by a wrong incarnation | hung=%d, wrong_incarnation=%d | %s |\n", last.Hung, last.WrongIncarnation, met(last.Hung == 0 && last.WrongIncarnation == 0))
+	p("| every call to a killed node ends (hung=0), none answered by a wrong incarnation | hung=%d, wrong_incarnation=%d over every run | %s |\n", hung, wrong, met(hung == 0 && wrong == 0))
 	p("| detection at every other node within TTL + 1 s (%d ms) | %d ms | %s |\n", last.TTLMS+1000, last.DetectMSMax, met(last.DetectMSMax <= last.TTLMS+1000))
 	p("| memory per node flat from %d to %d nodes | slope %.2f MB per added node (largest node), %.2f (mean node) | %s |\n",
-		runs[0].Nodes, last.Nodes, slopeMax, slopeMean, met(slopeMean < 0.25))
+		judged[0].Nodes, last.Nodes, sl[0], sl[1], met(sl[1] < 0.25))
 	p("| one Consul blocking watch per node | at most %d open per node | %s |\n\n", last.WatchesOpenMax, met(last.WatchesOpenMax <= 1))
-	p("Links: the pools are eager today. A node builds a proxy pool (pool size links) toward every member discovery reports, and accepts one from each, whether or not it ever sends there, so links grow with the cluster (about 2 × pool size × (N − 1) + native links), not with the peers a node talks to; the \"pool links to idle peers\" column is what lazy pools (issue 18, item 1) remove. Memory is 'flat' when the mean node grows by less than a quarter MB per added node.\n\n")
+	for _, mode := range modes {
+		p("Memory slope with %s pools: %.2f MB per added node (largest node), %.2f (mean node). ", mode, slopes[mode][0], slopes[mode][1])
+	}
+	p("Memory is called flat when the mean node grows by less than a quarter MB per added node. ")
+	p("Links: with eager pools a node builds a pool (pool size links) toward every member and accepts one from each, so links grow with the cluster (about 2 × pool size × (N − 1) + native links); with lazy pools only toward the peers it sends to, and its links grow with its active peers. Native links stay: one per peer a node talked to or that dialed it (they are not closed when idle; see below).\n\n")
 
+	p("%s", seenRunning)
 	p("## On paper: 1,000 nodes\n\n")
 	perNodeReq := last.ConsulReqPerS / float64(last.Nodes)
 	ttl := time.Duration(last.TTLMS) * time.Millisecond
 	p("Assumptions: 1,000 nodes on 48-core hosts (pool size 48, the GOMAXPROCS default); each node talks to 10 peers; heartbeats every 1 s on an idle link (remote's default) and none on a busy one; Consul TTL %v refreshed every TTL/3; one blocking watch per node on the service, which returns whenever any member's health changes; figures per node unless said.\n\n", ttl)
 	refresh := 3 / ttl.Seconds()
-	p("| | eager pools (today) | lazy pools (issue 18, item 1) |\n|---|--:|--:|\n")
+	p("| | eager pools (`Eager: true`) | lazy pools (the default) |\n|---|--:|--:|\n")
 	p("| pool links (out + in) | 2 × 48 × 999 = 95,904 | 2 × 48 × 10 = 960 |\n")
-	p("| native links | up to 999 (one per peer it has talked to or that dialed it; idle ones close after the idle time once item 1 lands) | ≈ 10–20 |\n")
-	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 |\n")
-	p("| heartbeats sent per second, when idle | ≈ 96,900 (one per idle link per second) | ≈ 1,000 |\n")
+	p("| native links | up to 999 (one per peer it has talked to or that dialed it) | the same: native links are not closed when idle yet, so a node that once talked to every peer keeps up to 999 |\n")
+	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 (10 native) to 2,000 (999 native) |\n")
+	p("| heartbeats sent per second, when idle | ≈ 96,900 (one per idle link per second) | one per native link: ≈ 10 to 999 (an idle pool is torn down after IdleTimeout) |\n")
 	p("| Consul: TTL updates per second, cluster | 1,000 × %.1f = %.0f | same |\n", refresh, 1000*refresh)
 	entry := last.WatchBytesPerEntry
 	p("| Consul: watch answers per membership change | 1,000 (every node's blocking query returns with the whole service list: 1,000 entries × %.0f bytes (measured here per entry, as the agent sent them: its HTTP answers are gzip-compressed when the client accepts it, as Go's does) ≈ %.2f MB each, ≈ %.2f GB per change cluster-wide) | same |\n", entry, 1000*entry/1e6, 1000*1000*entry/1e9)
@@ -207,3 +232,10 @@ func machine() string {
 	}
 	return fmt.Sprintf("%s, %d cores", model, cores)
 }
+
+// seenRunning is what running the test on a loaded machine showed.
+const seenRunning = `## Seen while running it
+
+On this 2-core machine with other jobs beside it (load average 12 to 27), about one 32-node run in five did not converge: one node never listed another for the whole minute, with no error from either. What the logs showed: with a 2 s TTL, nodes whose refresh came late declared themselves dead, as designed (now the test uses the default 3 s TTL). With 3 s, a node that was running and refreshing on time was still missing from one peer's member list: the likely cause is the agent itself, starved, letting the TTL check expire between two refreshes it had not yet processed, so that a watcher read the instance critical for an instant and tombstoned it (down is final), while the node's own watch never saw itself critical and it kept running. The two then disagree for good: the peer's discovery ignores that incarnation (first seen critical, it was tombstoned without an event), though links between them still work. Not fixed: the node cannot learn from Consul that its check was critical for an instant; a fix would need the refresher to read back its check's status history, or peers to tell a node they hold it dead. On a quiet machine every run converged.
+
+`

@@ -6,9 +6,11 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/consultest"
 )
 
@@ -24,6 +26,9 @@ type Config struct {
 	// other).
 	Consul, Service string
 	// TTL is the Consul health check's TTL (refreshed every TTL/3).
+	// Default discovery.DefaultConsulTTL, what a node gets by default: a
+	// shorter one makes nodes on a starved machine miss their refresh
+	// and, as designed, declare themselves dead.
 	TTL time.Duration
 	// Dir holds the nodes' report files.
 	Dir string
@@ -34,6 +39,9 @@ type Config struct {
 	// LoadFor is how long the load runs before the kill, and again after
 	// the restarted nodes are back.
 	LoadFor time.Duration
+	// Lazy starts every node's proxy pools lazily (proxypool's default):
+	// a pool only toward the peers a node sends to; false: Eager.
+	Lazy bool
 	// PoolSize is the receiver pool (and proxy pool) size of every node:
 	// the children's GOMAXPROCS, as remote.Config defaults it.
 	PoolSize int
@@ -46,7 +54,7 @@ func (c *Config) defaults() {
 		c.Targets = 4
 	}
 	if c.TTL == 0 {
-		c.TTL = 2 * time.Second
+		c.TTL = discovery.DefaultConsulTTL
 	}
 	if c.StartParallel == 0 {
 		c.StartParallel = 4
@@ -64,9 +72,11 @@ func (c *Config) defaults() {
 
 // Result is what one run measured.
 type Result struct {
-	Nodes   int `json:"nodes"`
-	Killed  int `json:"killed"`
-	Targets int `json:"targets"`
+	Nodes int `json:"nodes"`
+	// Pools is "eager" (proxypool.Config.Eager) or "lazy".
+	Pools   string `json:"pools"`
+	Killed  int    `json:"killed"`
+	Targets int    `json:"targets"`
 	// StartMS: launching every process until each is registered and
 	// listening; ConvergeMS: from then until every node lists every other
 	// node's incarnation as up; ReconvergeMS the same after the restart.
@@ -117,8 +127,8 @@ type Result struct {
 
 // Line is the run's one-line summary.
 func (r Result) Line() string {
-	return fmt.Sprintf("scale nodes=%d converge_ms=%d links_per_node_max=%d fds_per_node_max=%d rss_mb_max=%.1f consul_req_per_s=%.1f detect_ms_max=%d hung=%d wrong_incarnation=%d",
-		r.Nodes, r.ConvergeMS, r.LinksMax, r.FDsMax, r.RSSMBMax, r.ConsulReqPerS, r.DetectMSMax, r.Hung, r.WrongIncarnation)
+	return fmt.Sprintf("scale nodes=%d converge_ms=%d links_per_node_max=%d fds_per_node_max=%d rss_mb_max=%.1f consul_req_per_s=%.1f detect_ms_max=%d hung=%d wrong_incarnation=%d pools=%s",
+		r.Nodes, r.ConvergeMS, r.LinksMax, r.FDsMax, r.RSSMBMax, r.ConsulReqPerS, r.DetectMSMax, r.Hung, r.WrongIncarnation, r.Pools)
 }
 
 // Run runs one cluster size: start, converge, load, kill cfg.Kill nodes
@@ -129,7 +139,11 @@ func (r Result) Line() string {
 func Run(cfg Config) (res Result, err error) {
 	cfg.defaults()
 	began := time.Now()
-	res = Result{Nodes: cfg.Nodes, Killed: cfg.Kill, Targets: cfg.Targets, TTLMS: cfg.TTL.Milliseconds(), PoolSize: cfg.PoolSize, Load: cfg.Load}
+	pools := "eager"
+	if cfg.Lazy {
+		pools = "lazy"
+	}
+	res = Result{Nodes: cfg.Nodes, Pools: pools, Killed: cfg.Kill, Targets: cfg.Targets, TTLMS: cfg.TTL.Milliseconds(), PoolSize: cfg.PoolSize, Load: cfg.Load}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return res, err
 	}
@@ -280,7 +294,7 @@ func poll(deadline time.Time, ok func() bool) bool {
 // of every other one in ms as up.
 func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 	var missing string
-	var culprit *member
+	var culprit, observer *member
 	ok := poll(time.Now().Add(within), func() bool {
 		snaps := c.snapshots()
 		for _, m := range c.live() {
@@ -292,7 +306,7 @@ func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 			for _, o := range ms {
 				inc, _ := c.current(o)
 				if o != m.member && s.Members[o.name] != inc {
-					missing, culprit = fmt.Sprintf("%s does not list %s/%s (lists %q; what it saw of it: %+v)", m.name, o.name, inc, s.Members[o.name], seenOf(s, o.name)), o
+					missing, culprit, observer = fmt.Sprintf("%s does not list %s/%s (lists %q; what it saw of it: %+v; it lists %d members)", m.name, o.name, inc, s.Members[o.name], seenOf(s, o.name), len(s.Members)), o, m.member
 					return false
 				}
 			}
@@ -300,13 +314,16 @@ func (c *cluster) awaitMembers(ms []*member, within time.Duration) error {
 		return true
 	})
 	if !ok {
-		if culprit != nil {
-			c.mu.Lock()
-			if ch := culprit.child; ch != nil {
-				missing += "\n" + culprit.name + "'s log:\n" + tail(ch.Stderr(), 15)
+		c.mu.Lock()
+		for _, x := range []*member{culprit, observer} {
+			if x != nil && x.child != nil {
+				missing += "\n" + x.name + "'s log (errors, and the last lines):\n" + notable(x.child.Stderr(), 10) + "\n...\n" + tail(x.child.Stderr(), 8)
 			}
-			c.mu.Unlock()
 		}
+		if observer != nil {
+			missing += fmt.Sprintf("\n%s's requests to the agent: %s", observer.name, observer.proxy.Counts())
+		}
+		c.mu.Unlock()
 		return fmt.Errorf("not converged within %v: %s", within, missing)
 	}
 	return nil
@@ -342,6 +359,17 @@ func (c *cluster) awaitDetection(victims []*member, old map[string]string, killA
 		return nil, fmt.Errorf("detection not complete within %v: %s", within, missing)
 	}
 	return out, nil
+}
+
+// notable is the first n lines of log at level ERROR.
+func notable(log string, n int) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "level=ERROR") && len(out) < n {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // seenOf is what s's node saw of node's incarnations.

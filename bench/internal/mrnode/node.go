@@ -41,7 +41,9 @@ func start(name, peer string, s spec.Spec, seeds []string) (*base, error) {
 	}
 	b := &base{sys: sys, node: node, peer: peer}
 	if s.Path == spec.PathPooled {
-		if b.pools, err = proxypool.Start(node, proxypool.Config{}); err != nil {
+		// Eager: the pooled path is measured with its pools up, as the
+		// native one with its link up (PathReady).
+		if b.pools, err = proxypool.Start(node, proxypool.Config{Eager: true}); err != nil {
 			return nil, err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Frame returns one frame shaped like a mailroom send (remote/SPEC.md) of
+// Frame returns one frame shaped like a mailroom send (internal/wire/SPEC.md) of
 // payload (typ is its protobuf full name) to the registered name target.
 func Frame(target, typ string, payload []byte) []byte {
 	body := []byte{0x01}                  // kind: send

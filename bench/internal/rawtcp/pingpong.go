@@ -20,7 +20,7 @@ import (
 )
 
 // CallFrames returns the ping-pong reference's two frames, laid out like
-// a mailroom call (remote/SPEC.md) of the bytes payload to the function
+// a mailroom call (internal/wire/SPEC.md) of the bytes payload to the function
 // nodeapi.FnCall and its reply carrying an Ack: the single caller's
 // frames, without a runtime.
 func CallFrames() (call, reply []byte, err error) {

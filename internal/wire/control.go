@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import "github.com/mailroom-go/mailroom/actor"
 
@@ -35,14 +35,14 @@ type Control struct {
 	Links    []uint64
 }
 
-// maxFenceLinks bounds a fence.
-const maxFenceLinks = 64
+// MaxFenceLinks bounds a fence.
+const MaxFenceLinks = 64
 
 // maxMetaEntries bounds an announce so a hostile peer cannot make us
 // build a huge map from a small frame... the frame size bounds it too.
 const maxMetaEntries = 4096
 
-func (e *ends) appendControl(dst []byte, c *Control) []byte {
+func (e *Ends) appendControl(dst []byte, c *Control) []byte {
 	dst = append(dst, byte(c.Op))
 	switch c.Op {
 	case CtlWatch, CtlUnwatch:
@@ -52,30 +52,30 @@ func (e *ends) appendControl(dst []byte, c *Control) []byte {
 		dst = e.appendPID(dst, c.Watcher)
 		dst = e.appendPID(dst, c.Target)
 		dst = append(dst, byte(c.Status))
-		dst = appendString(dst, c.Code)
-		dst = appendString(dst, c.Message)
+		dst = AppendString(dst, c.Code)
+		dst = AppendString(dst, c.Message)
 	case CtlAnnounce:
 		if c.Draining {
 			dst = append(dst, 1)
 		} else {
 			dst = append(dst, 0)
 		}
-		dst = appendUvarint(dst, uint64(len(c.Meta)))
+		dst = AppendUvarint(dst, uint64(len(c.Meta)))
 		for k, v := range c.Meta {
-			dst = appendString(dst, k)
-			dst = appendString(dst, v)
+			dst = AppendString(dst, k)
+			dst = AppendString(dst, v)
 		}
 	case CtlFence:
-		dst = appendUvarint(dst, uint64(len(c.Links)))
+		dst = AppendUvarint(dst, uint64(len(c.Links)))
 		for _, id := range c.Links {
-			dst = appendUvarint(dst, id)
+			dst = AppendUvarint(dst, id)
 		}
 	}
 	return dst
 }
 
-func (e *ends) readControl(d *dec) *Control {
-	c := &Control{Op: ControlOp(d.u8("control op"))}
+func (e *Ends) readControl(d *Dec) *Control {
+	c := &Control{Op: ControlOp(d.U8("control op"))}
 	switch c.Op {
 	case CtlWatch, CtlUnwatch:
 		c.Watcher = e.readPID(d)
@@ -83,44 +83,44 @@ func (e *ends) readControl(d *dec) *Control {
 	case CtlTerminated:
 		c.Watcher = e.readPID(d)
 		c.Target = e.readPID(d)
-		c.Status = Status(d.u8("status"))
-		if c.Status > maxStatus && d.err == nil {
+		c.Status = Status(d.U8("status"))
+		if c.Status > maxStatus && d.Err == nil {
 			d.malformed("terminated status %d", c.Status)
 		}
-		c.Code = d.str("code")
-		c.Message = d.str("message")
+		c.Code = d.Str("code")
+		c.Message = d.Str("message")
 	case CtlFence:
 		n := d.uvarint("fence count")
-		if n > maxFenceLinks && d.err == nil {
-			d.malformed("%d fenced links (max %d)", n, maxFenceLinks)
+		if n > MaxFenceLinks && d.Err == nil {
+			d.malformed("%d fenced links (max %d)", n, MaxFenceLinks)
 		}
-		for i := uint64(0); d.err == nil && i < n; i++ {
+		for i := uint64(0); d.Err == nil && i < n; i++ {
 			c.Links = append(c.Links, d.uvarint("fenced link"))
 		}
 	case CtlAnnounce:
-		switch v := d.u8("draining"); v {
+		switch v := d.U8("draining"); v {
 		case 0, 1:
 			c.Draining = v == 1
 		default:
 			d.malformed("draining flag %d", v)
 		}
 		n := d.uvarint("meta count")
-		if n > maxMetaEntries && d.err == nil {
+		if n > maxMetaEntries && d.Err == nil {
 			d.malformed("%d meta entries (max %d)", n, maxMetaEntries)
 		}
-		if d.err == nil && n > 0 {
+		if d.Err == nil && n > 0 {
 			c.Meta = make(map[string]string, min(n, 64))
 			for range n {
-				k := d.str("meta key")
-				v := d.str("meta value")
-				if d.err != nil {
+				k := d.Str("meta key")
+				v := d.Str("meta value")
+				if d.Err != nil {
 					break
 				}
 				c.Meta[k] = v
 			}
 		}
 	default:
-		if d.err == nil {
+		if d.Err == nil {
 			d.malformed("control op %d", c.Op)
 		}
 	}

@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"encoding/binary"
@@ -53,8 +53,8 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(0x%02x)", uint8(k))
 }
 
-// frameHeader is the 4-byte big-endian length of kind+body.
-const frameHeader = 4
+// FrameHeader is the 4-byte big-endian length of kind+body.
+const FrameHeader = 4
 
 // Wire errors. A decode error closes the link that produced it.
 var (
@@ -64,83 +64,83 @@ var (
 	ErrMalformed     = errors.New("remote: malformed frame")
 )
 
-// dec reads fields from a frame body. The first error sticks; every read
+// Dec reads fields from a frame body. The first error sticks; every read
 // after it returns zero values, so decoders check err once at the end.
 // It never panics and never allocates more than the input holds.
-type dec struct {
-	b   []byte
-	err error
-	in  *interner // names are interned when set (a link's reader)
+type Dec struct {
+	B   []byte
+	Err error
+	in  *Interner // names are interned when set (a link's reader)
 }
 
-func (d *dec) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", ErrTruncated, what)
+func (d *Dec) fail(what string) {
+	if d.Err == nil {
+		d.Err = fmt.Errorf("%w: %s", ErrTruncated, what)
 	}
-	d.b = nil
+	d.B = nil
 }
 
-func (d *dec) u8(what string) uint8 {
-	if len(d.b) < 1 {
+func (d *Dec) U8(what string) uint8 {
+	if len(d.B) < 1 {
 		d.fail(what)
 		return 0
 	}
-	v := d.b[0]
-	d.b = d.b[1:]
+	v := d.B[0]
+	d.B = d.B[1:]
 	return v
 }
 
-func (d *dec) u64(what string) uint64 {
-	if len(d.b) < 8 {
+func (d *Dec) u64(what string) uint64 {
+	if len(d.B) < 8 {
 		d.fail(what)
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
+	v := binary.LittleEndian.Uint64(d.B)
+	d.B = d.B[8:]
 	return v
 }
 
-func (d *dec) uvarint(what string) uint64 {
-	v, n := binary.Uvarint(d.b)
+func (d *Dec) uvarint(what string) uint64 {
+	v, n := binary.Uvarint(d.B)
 	if n <= 0 {
 		d.fail(what)
 		return 0
 	}
-	d.b = d.b[n:]
+	d.B = d.B[n:]
 	return v
 }
 
-func (d *dec) varint(what string) int64 {
-	v, n := binary.Varint(d.b)
+func (d *Dec) varint(what string) int64 {
+	v, n := binary.Varint(d.B)
 	if n <= 0 {
 		d.fail(what)
 		return 0
 	}
-	d.b = d.b[n:]
+	d.B = d.B[n:]
 	return v
 }
 
 // bytes returns a length-prefixed byte string aliasing the input.
-func (d *dec) bytes(what string) []byte {
+func (d *Dec) bytes(what string) []byte {
 	n := d.uvarint(what)
-	if d.err != nil {
+	if d.Err != nil {
 		return nil
 	}
-	if n > uint64(len(d.b)) {
+	if n > uint64(len(d.B)) {
 		d.fail(what)
 		return nil
 	}
-	v := d.b[:n:n]
-	d.b = d.b[n:]
+	v := d.B[:n:n]
+	d.B = d.B[n:]
 	return v
 }
 
-func (d *dec) str(what string) string { return string(d.bytes(what)) }
+func (d *Dec) Str(what string) string { return string(d.bytes(what)) }
 
 // name is str for the strings that repeat from frame to frame (type,
 // target and function names, node names): interned when d has an
 // interner, so a steady stream decodes them without allocating.
-func (d *dec) name(what string) string {
+func (d *Dec) name(what string) string {
 	b := d.bytes(what)
 	if d.in == nil {
 		return string(b)
@@ -148,10 +148,10 @@ func (d *dec) name(what string) string {
 	return d.in.get(b)
 }
 
-// interner hands out one string per distinct name a link's reader meets.
+// Interner hands out one string per distinct name a link's reader meets.
 // A peer chooses the names, so it is bounded: past the bound names are
 // plain allocations again. Owned by one goroutine.
-type interner struct {
+type Interner struct {
 	m     map[string]string
 	bytes int
 	// recent is a direct-mapped cache in front of m (by length and last
@@ -165,7 +165,7 @@ const (
 	internMaxBytes = 64 << 10 // their bytes per link
 )
 
-func (in *interner) get(b []byte) string {
+func (in *Interner) get(b []byte) string {
 	h := len(b)
 	if h > 0 {
 		h = h*7 + int(b[h-1])
@@ -190,16 +190,16 @@ func (in *interner) get(b []byte) string {
 	return s
 }
 
-func (d *dec) malformed(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
+func (d *Dec) malformed(format string, args ...any) {
+	if d.Err == nil {
+		d.Err = fmt.Errorf("%w: "+format, append([]any{ErrMalformed}, args...)...)
 	}
-	d.b = nil
+	d.B = nil
 }
 
 // Encoding helpers: append to dst and return it.
 
-func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 func appendVarint(dst []byte, v int64) []byte   { return binary.AppendVarint(dst, v) }
 func appendU64(dst []byte, v uint64) []byte     { return binary.LittleEndian.AppendUint64(dst, v) }
 
@@ -208,7 +208,7 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
 }
@@ -222,7 +222,7 @@ func beginFrame(dst []byte, k Kind) (out []byte, start int) {
 }
 
 func endFrame(dst []byte, start int) []byte {
-	n := len(dst) - start - frameHeader
+	n := len(dst) - start - FrameHeader
 	if n > math.MaxUint32 {
 		n = math.MaxUint32 // caught by the size check of the writer
 	}
@@ -232,9 +232,9 @@ func endFrame(dst []byte, start int) []byte {
 
 // FrameLen returns the total size (header included) of the frame at the
 // start of b, or 0 when b holds less than a header.
-func frameLen(b []byte) int {
-	if len(b) < frameHeader {
+func FrameLen(b []byte) int {
+	if len(b) < FrameHeader {
 		return 0
 	}
-	return frameHeader + int(binary.BigEndian.Uint32(b))
+	return FrameHeader + int(binary.BigEndian.Uint32(b))
 }

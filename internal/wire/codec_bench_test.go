@@ -1,4 +1,4 @@
-package remote
+package wire
 
 // The fast codec against protobuf's, on the same messages and bytes:
 // encoding into a frame (appendPayload) and decoding into a fresh message.
@@ -41,14 +41,14 @@ func BenchmarkPayloadCodec(b *testing.B) {
 		typ := string(m.msg.ProtoReflect().Descriptor().FullName())
 		for _, codecName := range []string{"proto", "vt"} {
 			b.Run("msg="+m.name+"/codec="+codecName, func(b *testing.B) {
-				var c codecs
+				var c Codecs
 				cd, err := c.lookup(types, typ)
 				if err != nil {
 					b.Fatal(err)
 				}
-				el := &Element{Type: typ, msg: m.msg}
+				el := &Element{Type: typ, Msg: m.msg}
 				if codecName == "proto" {
-					el.msg = plainOnly{m.msg}
+					el.Msg = plainOnly{m.msg}
 					cd.vt = false
 				}
 				var buf []byte
@@ -58,9 +58,9 @@ func BenchmarkPayloadCodec(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					d := dec{b: buf}
-					d.str("type")
-					if _, err := c.unmarshal(types, typ, d.bytes("payload")); err != nil {
+					d := Dec{B: buf}
+					d.Str("type")
+					if _, err := c.Unmarshal(types, typ, d.bytes("payload")); err != nil {
 						b.Fatal(err)
 					}
 				}

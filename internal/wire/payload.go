@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// payloadOf checks that msg can cross nodes and returns its full type
+// PayloadOf checks that msg can cross nodes and returns its full type
 // name; the message is encoded later, straight into the frame that
 // carries it (appendPayload). nil is no payload.
-func payloadOf(msg any) (typ string, pm proto.Message, err error) {
+func PayloadOf(msg any) (typ string, pm proto.Message, err error) {
 	if msg == nil {
 		return "", nil, nil
 	}
@@ -28,13 +28,13 @@ func payloadOf(msg any) (typ string, pm proto.Message, err error) {
 // encoding error wraps actor.ErrBadMessage; dst is then returned as it
 // was given.
 func appendPayload(dst []byte, el *Element) ([]byte, error) {
-	if el.msg == nil {
-		dst = appendString(dst, el.Type)
+	if el.Msg == nil {
+		dst = AppendString(dst, el.Type)
 		return appendBytes(dst, el.Payload), nil
 	}
-	if vm, ok := el.msg.(vtMarshaler); ok {
+	if vm, ok := el.Msg.(vtMarshaler); ok {
 		mark := len(dst)
-		dst = appendString(dst, el.Type)
+		dst = AppendString(dst, el.Type)
 		out, err := appendVT(dst, vm, el.Type)
 		if err != nil {
 			return dst[:mark], err
@@ -42,11 +42,11 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 		return out, nil
 	}
 	mark := len(dst)
-	dst = appendString(dst, el.Type)
-	size := proto.Size(el.msg)
-	dst = appendUvarint(dst, uint64(size))
+	dst = AppendString(dst, el.Type)
+	size := proto.Size(el.Msg)
+	dst = AppendUvarint(dst, uint64(size))
 	start := len(dst)
-	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, el.msg)
+	out, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(dst, el.Msg)
 	switch {
 	case err != nil:
 		return dst[:mark], fmt.Errorf("%w: marshal %s: %v", actor.ErrBadMessage, el.Type, err)
@@ -59,20 +59,15 @@ func appendPayload(dst []byte, el *Element) ([]byte, error) {
 // unmarshal decodes a payload with a type registry, no cache (tests and
 // fuzzers; a node decodes with its codecs, codec.go).
 func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
-	return new(codecs).unmarshal(types, typ, b)
+	return new(Codecs).Unmarshal(types, typ, b)
 }
 
-// decode is unmarshal with the node's registry and codecs.
-func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
-	return n.codecs.unmarshal(n.types, typ, b)
-}
-
-// errorReply fills a reply element's status from the error its caller is
+// ErrorReply fills a reply element's status from the error its caller is
 // to get, keeping the outcome it states (actor.Outcome): an executed one
 // is a rejection (status 1, its code) or a panic (status 2); one that did
 // not run or may have run is status 3 with its code, "~may" marking the
 // latter, and the text of its reason.
-func errorReply(el *Element, err error) {
+func ErrorReply(el *Element, err error) {
 	outcome := actor.Outcome(err)
 	if outcome == actor.Executed {
 		var re *actor.RemoteError
@@ -89,7 +84,7 @@ func errorReply(el *Element, err error) {
 	}
 	el.Status, el.Code, el.Message = StatusError, actor.ErrorCode(err), reasonText(err)
 	if outcome == actor.MayHaveExecuted {
-		el.Code += mayHaveSuffix
+		el.Code += MayHaveSuffix
 	}
 }
 
@@ -103,28 +98,29 @@ func reasonText(err error) string {
 	return err.Error()
 }
 
-// mayHaveSuffix marks a runtime error whose work may have run (e.g. the
+// MayHaveSuffix marks a runtime error whose work may have run (e.g. the
 // target took the request and died): "no_process~may".
-const mayHaveSuffix = "~may"
+const MayHaveSuffix = "~may"
 
-// replyError rebuilds the caller-side error of a failed reply. Status 3
-// is not executed unless its code ends in "~may", whatever the code: a
-// code that names no sentinel is the handler's own (a Reject code under
-// actor.NotExecutedError), kept for actor.ErrorCode.
-func replyError(el *Element, op string, p *peer, target string) error {
+// ReplyError rebuilds the caller-side error of a failed reply from node
+// (incarnation inc). Status 3 is not executed unless its code ends in
+// "~may", whatever the code: a code that names no sentinel is the
+// handler's own (a Reject code under actor.NotExecutedError), kept for
+// actor.ErrorCode.
+func ReplyError(el *Element, op, node string, inc uint64, target string) error {
 	switch el.Status {
 	case StatusRejected:
 		if el.Code == ctxDeadlineCode || el.Code == ctxCanceledCode {
 			// A node of an earlier version rejects with its handler's
 			// ended ctx: read as a node of this version sends it.
-			return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: &wireReason{sentinel: actor.SentinelForCode(el.Code), text: el.Message}, Outcome: actor.MayHaveExecuted}
+			return &actor.Error{Op: op, Node: node, Incarnation: inc, Target: target, Err: &wireReason{sentinel: actor.SentinelForCode(el.Code), text: el.Message}, Outcome: actor.MayHaveExecuted}
 		}
-		return &actor.RemoteError{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Code: el.Code, Message: el.Message, Err: rejectionReason(el.Code)}
+		return &actor.RemoteError{Op: op, Node: node, Incarnation: inc, Target: target, Code: el.Code, Message: el.Message, Err: rejectionReason(el.Code)}
 	case StatusPanic:
-		return &actor.PanicError{Op: op, Node: p.name, Target: target, Value: el.Message}
+		return &actor.PanicError{Op: op, Node: node, Target: target, Value: el.Message}
 	}
 	code, outcome := el.Code, actor.NotExecuted
-	if n := len(code) - len(mayHaveSuffix); n >= 0 && code[n:] == mayHaveSuffix {
+	if n := len(code) - len(MayHaveSuffix); n >= 0 && code[n:] == MayHaveSuffix {
 		code, outcome = code[:n], actor.MayHaveExecuted
 	}
 	var reason error
@@ -143,7 +139,7 @@ func replyError(el *Element, op string, p *peer, target string) error {
 	default:
 		reason = errors.New(el.Message)
 	}
-	return &actor.Error{Op: op, Node: p.name, Incarnation: p.inc, Target: target, Err: reason, Outcome: outcome}
+	return &actor.Error{Op: op, Node: node, Incarnation: inc, Target: target, Err: reason, Outcome: outcome}
 }
 
 // The codes of a handler's ended ctx (actor.ErrorCode).

@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ type vtUnmarshaler interface {
 func appendVT(dst []byte, m vtMarshaler, typ string) ([]byte, error) {
 	mark := len(dst)
 	size := m.SizeVT()
-	dst = appendUvarint(dst, uint64(size))
+	dst = AppendUvarint(dst, uint64(size))
 	start := len(dst)
 	dst = slices.Grow(dst, size)[:start+size]
 	n, err := m.MarshalToSizedBufferVT(dst[start:])
@@ -51,8 +51,8 @@ func appendVT(dst []byte, m vtMarshaler, typ string) ([]byte, error) {
 	return dst, nil
 }
 
-// codec is how a node decodes one message type.
-type codec struct {
+// Codec is how a node decodes one message type.
+type Codec struct {
 	mt protoreflect.MessageType
 	// vt: decode with UnmarshalVT. Not for a type that can nest itself
 	// (directly or through others): a peer could nest it as deep as a
@@ -61,16 +61,17 @@ type codec struct {
 	vt bool
 }
 
-// codecs caches a node's codecs by full name. Only registered types are
+// Codecs caches a node's codecs by full name. Only registered types are
 // cached (a name a peer made up is looked up, refused and forgotten), so
 // it is bounded by what the node registered.
-type codecs struct {
-	node string     // the node whose registry it reads, for errors
+type Codecs struct {
+	// Node is the node whose registry it reads, named in errors.
+	Node string
 	mu   sync.Mutex // serialises writers of m
-	m    atomic.Pointer[map[string]*codec]
+	m    atomic.Pointer[map[string]*Codec]
 }
 
-func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
+func (c *Codecs) lookup(types actor.TypeRegistry, typ string) (*Codec, error) {
 	if m := c.m.Load(); m != nil {
 		if cd := (*m)[typ]; cd != nil {
 			return cd, nil
@@ -79,16 +80,16 @@ func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
 	mt, err := types.FindMessageByName(protoreflect.FullName(typ))
 	if err != nil {
 		where := "this node"
-		if c.node != "" {
-			where = "node " + c.node
+		if c.Node != "" {
+			where = "node " + c.Node
 		}
 		return nil, fmt.Errorf("%w: unregistered message type %q on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, typ, where, where)
 	}
 	_, vt := mt.Zero().Interface().(vtUnmarshaler)
-	cd := &codec{mt: mt, vt: vt && !nests(mt.Descriptor())}
+	cd := &Codec{mt: mt, vt: vt && !nests(mt.Descriptor())}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	next := map[string]*codec{typ: cd}
+	next := map[string]*Codec{typ: cd}
 	if cur := c.m.Load(); cur != nil {
 		for k, v := range *cur {
 			next[k] = v
@@ -98,16 +99,16 @@ func (c *codecs) lookup(types actor.TypeRegistry, typ string) (*codec, error) {
 	return cd, nil
 }
 
-// cached is the codec cached for typ, or nil.
-func (c *codecs) cached(typ string) *codec {
+// Cached is the codec cached for typ, or nil.
+func (c *Codecs) Cached(typ string) *Codec {
 	if m := c.m.Load(); m != nil {
 		return (*m)[typ]
 	}
 	return nil
 }
 
-// unmarshal decodes a payload of type typ into a fresh message.
-func (c *codecs) unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
+// Unmarshal decodes a payload of type typ into a fresh message.
+func (c *Codecs) Unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, error) {
 	if typ == "" {
 		if len(b) != 0 {
 			return nil, fmt.Errorf("%w: %d payload bytes without a type", actor.ErrBadMessage, len(b))
@@ -118,11 +119,11 @@ func (c *codecs) unmarshal(types actor.TypeRegistry, typ string, b []byte) (prot
 	if err != nil {
 		return nil, err
 	}
-	return cd.decode(typ, b)
+	return cd.Decode(typ, b)
 }
 
-// decode decodes b into a fresh message of cd's type (typ names it).
-func (cd *codec) decode(typ string, b []byte) (proto.Message, error) {
+// Decode decodes b into a fresh message of cd's type (typ names it).
+func (cd *Codec) Decode(typ string, b []byte) (proto.Message, error) {
 	m := cd.mt.New().Interface()
 	var err error
 	if cd.vt {

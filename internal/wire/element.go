@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"encoding/binary"
@@ -28,10 +28,10 @@ type Element struct {
 	Reason   string    // goodbye
 	Clean    bool      // goodbye: every call and request taken on this link was answered before it
 
-	// msg, when set on an element being encoded, is the payload itself:
+	// Msg, when set on an element being encoded, is the payload itself:
 	// it is marshalled straight into the frame (Type names it, Payload is
 	// unused). Only the encode functions that return an error take it.
-	msg proto.Message
+	Msg proto.Message
 }
 
 // Status is a reply's outcome class on the wire.
@@ -45,19 +45,19 @@ const (
 	maxStatus             = StatusError
 )
 
-// ends are the two identities of a link, from the point of view of the
+// Ends are the two identities of a link, from the point of view of the
 // side encoding or decoding: PIDs of either end travel as a tag and an ID.
-type ends struct {
-	selfNode string
-	selfInc  uint64
-	peerNode string
-	peerInc  uint64
-	// in interns the names decoded with these ends: set on a link's, whose
+type Ends struct {
+	SelfNode string
+	SelfInc  uint64
+	PeerNode string
+	PeerInc  uint64
+	// In interns the names decoded with these ends: set on a link's, whose
 	// reader alone decodes with it.
-	in *interner
-	// maxMsg, when not 0, bounds a message this side encodes (el.msg):
+	In *Interner
+	// MaxMsg, when not 0, bounds a message this side encodes (el.msg):
 	// MaxMessageSize, which the peer would refuse anyway.
-	maxMsg int
+	MaxMsg int
 }
 
 const (
@@ -67,28 +67,28 @@ const (
 	pidExplicit = 3
 )
 
-func (e *ends) appendPID(dst []byte, p actor.PID) []byte {
+func (e *Ends) appendPID(dst []byte, p actor.PID) []byte {
 	switch {
 	case p.IsZero():
 		return append(dst, pidZero)
-	case p.Node == e.selfNode && p.Incarnation == e.selfInc:
-		return appendUvarint(append(dst, pidWriter), p.ID)
-	case p.Node == e.peerNode && p.Incarnation == e.peerInc:
-		return appendUvarint(append(dst, pidReader), p.ID)
+	case p.Node == e.SelfNode && p.Incarnation == e.SelfInc:
+		return AppendUvarint(append(dst, pidWriter), p.ID)
+	case p.Node == e.PeerNode && p.Incarnation == e.PeerInc:
+		return AppendUvarint(append(dst, pidReader), p.ID)
 	}
-	dst = appendString(append(dst, pidExplicit), p.Node)
+	dst = AppendString(append(dst, pidExplicit), p.Node)
 	dst = appendU64(dst, p.Incarnation)
-	return appendUvarint(dst, p.ID)
+	return AppendUvarint(dst, p.ID)
 }
 
-func (e *ends) readPID(d *dec) actor.PID {
-	switch tag := d.u8("pid tag"); tag {
+func (e *Ends) readPID(d *Dec) actor.PID {
+	switch tag := d.U8("pid tag"); tag {
 	case pidZero:
 		return actor.PID{}
 	case pidWriter:
-		return actor.PID{Node: e.peerNode, Incarnation: e.peerInc, ID: d.uvarint("pid id")}
+		return actor.PID{Node: e.PeerNode, Incarnation: e.PeerInc, ID: d.uvarint("pid id")}
 	case pidReader:
-		return actor.PID{Node: e.selfNode, Incarnation: e.selfInc, ID: d.uvarint("pid id")}
+		return actor.PID{Node: e.SelfNode, Incarnation: e.SelfInc, ID: d.uvarint("pid id")}
 	case pidExplicit:
 		node := d.name("pid node")
 		inc := d.u64("pid incarnation")
@@ -104,20 +104,20 @@ const (
 	targetName = 1
 )
 
-func (e *ends) appendTarget(dst []byte, to actor.PID, name string) []byte {
+func (e *Ends) appendTarget(dst []byte, to actor.PID, name string) []byte {
 	if name != "" {
-		return appendString(append(dst, targetName), name)
+		return AppendString(append(dst, targetName), name)
 	}
 	return e.appendPID(append(dst, targetPID), to)
 }
 
-func (e *ends) readTarget(d *dec, el *Element) {
-	switch tag := d.u8("target tag"); tag {
+func (e *Ends) readTarget(d *Dec, el *Element) {
+	switch tag := d.U8("target tag"); tag {
 	case targetPID:
 		el.To = e.readPID(d)
 	case targetName:
 		el.ToName = d.name("target name")
-		if el.ToName == "" && d.err == nil {
+		if el.ToName == "" && d.Err == nil {
 			d.malformed("empty target name")
 		}
 	default:
@@ -127,7 +127,7 @@ func (e *ends) readTarget(d *dec, el *Element) {
 
 // appendBody encodes el's body (no kind, no length) for its kind; its
 // payload, if any, must already be bytes (el.msg nil: see encodeBody).
-func (e *ends) appendBody(dst []byte, el *Element) []byte {
+func (e *Ends) appendBody(dst []byte, el *Element) []byte {
 	dst, _ = e.encodeBody(dst, el)
 	return dst
 }
@@ -135,7 +135,7 @@ func (e *ends) appendBody(dst []byte, el *Element) []byte {
 // encodeBody is appendBody for any element: a message in el.msg is
 // encoded in place. On an error (it wraps actor.ErrBadMessage) the bytes
 // appended so far are left in the result; callers drop it.
-func (e *ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
+func (e *Ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
 	var err error
 	switch el.Kind {
 	case KindSend:
@@ -143,35 +143,35 @@ func (e *ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
 		dst = e.appendPID(dst, el.Sender)
 		dst, err = e.payload(dst, el)
 	case KindCast:
-		dst = appendString(dst, el.Fn)
+		dst = AppendString(dst, el.Fn)
 		dst, err = e.payload(dst, el)
 	case KindCall:
-		dst = appendUvarint(dst, el.ID)
+		dst = AppendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
-		dst = appendString(dst, el.Fn)
+		dst = AppendString(dst, el.Fn)
 		dst, err = e.payload(dst, el)
 	case KindRequest:
-		dst = appendUvarint(dst, el.ID)
+		dst = AppendUvarint(dst, el.ID)
 		dst = appendVarint(dst, el.Deadline)
 		dst = e.appendTarget(dst, el.To, el.ToName)
 		dst = e.appendPID(dst, el.Sender)
 		dst, err = e.payload(dst, el)
 	case KindReply:
-		dst = appendUvarint(dst, el.ID)
+		dst = AppendUvarint(dst, el.ID)
 		dst = append(dst, byte(el.Status))
 		if el.Status == StatusOK {
 			dst, err = e.payload(dst, el)
 		} else {
-			dst = appendString(dst, el.Code)
-			dst = appendString(dst, el.Message)
+			dst = AppendString(dst, el.Code)
+			dst = AppendString(dst, el.Message)
 		}
 	case KindCancel:
-		dst = appendUvarint(dst, el.ID)
+		dst = AppendUvarint(dst, el.ID)
 	case KindPing, KindPong:
 	case KindControl:
 		dst = e.appendControl(dst, el.Control)
 	case KindGoodbye:
-		dst = appendString(dst, el.Reason)
+		dst = AppendString(dst, el.Reason)
 		if el.Clean {
 			dst = append(dst, 1)
 		} else {
@@ -183,32 +183,32 @@ func (e *ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
 
 // payload is appendPayload, refusing a message (el.msg) larger than
 // maxMsg: the peer would refuse it before decoding it.
-func (e *ends) payload(dst []byte, el *Element) ([]byte, error) {
+func (e *Ends) payload(dst []byte, el *Element) ([]byte, error) {
 	mark := len(dst)
 	out, err := appendPayload(dst, el)
-	if err != nil || e.maxMsg == 0 || el.msg == nil || len(out)-mark <= e.maxMsg {
+	if err != nil || e.MaxMsg == 0 || el.Msg == nil || len(out)-mark <= e.MaxMsg {
 		return out, err
 	}
 	// The message's length follows the type name.
-	typLen := len(appendString(nil, el.Type))
+	typLen := len(AppendString(nil, el.Type))
 	size, k := binary.Uvarint(out[mark+typLen:])
-	if k > 0 && size > uint64(e.maxMsg) {
-		return out[:mark], fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Type, size, e.maxMsg)
+	if k > 0 && size > uint64(e.MaxMsg) {
+		return out[:mark], fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Type, size, e.MaxMsg)
 	}
 	return out, nil
 }
 
-// appendFrame encodes el as one whole frame; its payload, if any, must
+// AppendFrame encodes el as one whole frame; its payload, if any, must
 // already be bytes (see encodeFrame).
-func (e *ends) appendFrame(dst []byte, el *Element) []byte {
+func (e *Ends) AppendFrame(dst []byte, el *Element) []byte {
 	dst, start := beginFrame(dst, el.Kind)
 	dst = e.appendBody(dst, el)
 	return endFrame(dst, start)
 }
 
-// encodeFrame is appendFrame for any element (a message in el.msg is
+// EncodeFrame is appendFrame for any element (a message in el.msg is
 // encoded in place). On an error dst is returned as it was given.
-func (e *ends) encodeFrame(dst []byte, el *Element) ([]byte, error) {
+func (e *Ends) EncodeFrame(dst []byte, el *Element) ([]byte, error) {
 	mark := len(dst)
 	dst, start := beginFrame(dst, el.Kind)
 	dst, err := e.encodeBody(dst, el)
@@ -220,14 +220,14 @@ func (e *ends) encodeFrame(dst []byte, el *Element) ([]byte, error) {
 
 // appendElement encodes el as one batch entry: kind, body length, body;
 // its payload, if any, must already be bytes (see encodeElement).
-func (e *ends) appendElement(dst []byte, el *Element) []byte {
-	dst, _ = e.encodeElement(dst, el)
+func (e *Ends) appendElement(dst []byte, el *Element) []byte {
+	dst, _ = e.EncodeElement(dst, el)
 	return dst
 }
 
-// encodeElement is appendElement for any element (a message in el.msg
+// EncodeElement is appendElement for any element (a message in el.msg
 // is encoded in place). On an error dst is returned as it was given.
-func (e *ends) encodeElement(dst []byte, el *Element) ([]byte, error) {
+func (e *Ends) EncodeElement(dst []byte, el *Element) ([]byte, error) {
 	mark := len(dst)
 	dst = append(dst, byte(el.Kind))
 	// Reserve a fixed 4-byte length: cheaper than encoding twice.
@@ -237,21 +237,21 @@ func (e *ends) encodeElement(dst []byte, el *Element) ([]byte, error) {
 	if err != nil {
 		return dst[:mark], err
 	}
-	putU32(dst[at:], uint32(len(dst)-at-4))
+	PutU32(dst[at:], uint32(len(dst)-at-4))
 	return dst, nil
 }
 
-func putU32(b []byte, v uint32) {
+func PutU32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
 }
-func getU32(b []byte) uint32 {
+func GetU32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-// decodeBody decodes the body of a frame or element of kind k.
-func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
+// DecodeBody decodes the body of a frame or element of kind k.
+func (e *Ends) DecodeBody(k Kind, body []byte, el *Element) error {
 	*el = Element{Kind: k}
-	d := dec{b: body, in: e.in}
+	d := Dec{B: body, in: e.In}
 	switch k {
 	case KindSend:
 		e.readTarget(&d, el)
@@ -277,16 +277,16 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 		el.Payload = d.bytes("payload")
 	case KindReply:
 		el.ID = d.uvarint("id")
-		el.Status = Status(d.u8("status"))
-		if el.Status > maxStatus && d.err == nil {
+		el.Status = Status(d.U8("status"))
+		if el.Status > maxStatus && d.Err == nil {
 			d.malformed("reply status %d", el.Status)
 		}
 		if el.Status == StatusOK {
 			el.Type = d.name("type")
 			el.Payload = d.bytes("payload")
 		} else {
-			el.Code = d.str("code")
-			el.Message = d.str("message")
+			el.Code = d.Str("code")
+			el.Message = d.Str("message")
 		}
 	case KindCancel:
 		el.ID = d.uvarint("id")
@@ -294,8 +294,8 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 	case KindControl:
 		el.Control = e.readControl(&d)
 	case KindGoodbye:
-		el.Reason = d.str("reason")
-		switch f := d.u8("clean"); f {
+		el.Reason = d.Str("reason")
+		switch f := d.U8("clean"); f {
 		case 0, 1:
 			el.Clean = f == 1
 		default:
@@ -306,63 +306,63 @@ func (e *ends) decodeBody(k Kind, body []byte, el *Element) error {
 	default:
 		return fmt.Errorf("%w 0x%02x", ErrUnknownKind, uint8(k))
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.malformed("%d trailing bytes after %s", len(d.b), k)
+	if d.Err == nil && len(d.B) != 0 {
+		d.malformed("%d trailing bytes after %s", len(d.B), k)
 	}
-	return d.err
+	return d.Err
 }
 
 // batchIter walks the entries of a batch frame body.
 type batchIter struct {
-	d     dec
-	left  uint64
-	ends  *ends
+	d     Dec
+	Left  uint64
+	ends  *Ends
 	index int
 }
 
-func (e *ends) newBatchIter(body []byte) (*batchIter, error) {
-	it := &batchIter{d: dec{b: body}, ends: e}
-	it.left = it.d.uvarint("batch count")
-	if it.d.err != nil {
-		return nil, it.d.err
+func (e *Ends) NewBatchIter(body []byte) (*batchIter, error) {
+	it := &batchIter{d: Dec{B: body}, ends: e}
+	it.Left = it.d.uvarint("batch count")
+	if it.d.Err != nil {
+		return nil, it.d.Err
 	}
 	// Each entry takes at least 5 bytes: refuse impossible counts early.
-	if it.left > uint64(len(it.d.b))/5+1 {
-		return nil, fmt.Errorf("%w: batch claims %d entries in %d bytes", ErrMalformed, it.left, len(it.d.b))
+	if it.Left > uint64(len(it.d.B))/5+1 {
+		return nil, fmt.Errorf("%w: batch claims %d entries in %d bytes", ErrMalformed, it.Left, len(it.d.B))
 	}
 	return it, nil
 }
 
-// next decodes the next entry into el; ok is false at the end.
-func (it *batchIter) next(el *Element) (ok bool, err error) {
-	if it.left == 0 {
-		if len(it.d.b) != 0 {
-			return false, fmt.Errorf("%w: %d trailing bytes after batch", ErrMalformed, len(it.d.b))
+// Next decodes the next entry into el; ok is false at the end.
+func (it *batchIter) Next(el *Element) (ok bool, err error) {
+	if it.Left == 0 {
+		if len(it.d.B) != 0 {
+			return false, fmt.Errorf("%w: %d trailing bytes after batch", ErrMalformed, len(it.d.B))
 		}
 		return false, nil
 	}
-	it.left--
+	it.Left--
 	it.index++
-	k := Kind(it.d.u8("entry kind"))
-	if len(it.d.b) < 4 && it.d.err == nil {
+	k := Kind(it.d.U8("entry kind"))
+	if len(it.d.B) < 4 && it.d.Err == nil {
 		it.d.fail("entry length")
 	}
-	if it.d.err != nil {
-		return false, it.d.err
+	if it.d.Err != nil {
+		return false, it.d.Err
 	}
-	n := getU32(it.d.b)
-	it.d.b = it.d.b[4:]
-	if uint64(n) > uint64(len(it.d.b)) {
-		return false, fmt.Errorf("%w: batch entry %d claims %d bytes, %d left", ErrTruncated, it.index, n, len(it.d.b))
+	n := GetU32(it.d.B)
+	it.d.B = it.d.B[4:]
+	if uint64(n) > uint64(len(it.d.B)) {
+		return false, fmt.Errorf("%w: batch entry %d claims %d bytes, %d left", ErrTruncated, it.index, n, len(it.d.B))
 	}
-	body := it.d.b[:n:n]
-	it.d.b = it.d.b[n:]
+	body := it.d.B[:n:n]
+	it.d.B = it.d.B[n:]
 	switch k {
 	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
 	default:
 		return false, fmt.Errorf("%w: %s is not allowed in a batch", ErrMalformed, k)
 	}
-	if err := it.ends.decodeBody(k, body, el); err != nil {
+	if err := it.ends.DecodeBody(k, body, el); err != nil {
 		return false, fmt.Errorf("batch entry %d: %w", it.index, err)
 	}
 	return true, nil

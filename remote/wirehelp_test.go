@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/wire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -24,3 +25,6 @@ func marshal(msg any) (typ string, b []byte, err error) {
 	}
 	return string(pm.ProtoReflect().Descriptor().FullName()), b, nil
 }
+
+// fuzzEnds are the ends of a link from a to b, for frames built by hand.
+var fuzzEnds = wire.Ends{SelfNode: "a", SelfInc: 1, PeerNode: "b", PeerInc: 2}

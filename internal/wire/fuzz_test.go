@@ -1,4 +1,4 @@
-package remote
+package wire
 
 // Fuzz the decoders: go test -run '^$' -fuzz FuzzFrameDecoder -fuzztime 1m ./remote
 // The seed corpus is in testdata/fuzz/<FuzzName>.
@@ -15,7 +15,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 )
 
-var fuzzEnds = ends{selfNode: "a", selfInc: 1, peerNode: "b", peerInc: 2}
+var fuzzEnds = Ends{SelfNode: "a", SelfInc: 1, PeerNode: "b", PeerInc: 2}
 
 // seedFrames are valid frames of every kind, and a batch.
 func seedFrames() [][]byte {
@@ -41,7 +41,7 @@ func seedFrames() [][]byte {
 	var batch []byte
 	n := 0
 	for i := range els {
-		out = append(out, fuzzEnds.appendFrame(nil, &els[i]))
+		out = append(out, fuzzEnds.AppendFrame(nil, &els[i]))
 		switch els[i].Kind {
 		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
 			batch = fuzzEnds.appendElement(batch, &els[i])
@@ -49,7 +49,7 @@ func seedFrames() [][]byte {
 		}
 	}
 	b, start := beginFrame(nil, KindBatch)
-	b = appendUvarint(b, uint64(n))
+	b = AppendUvarint(b, uint64(n))
 	b = append(b, batch...)
 	out = append(out, endFrame(b, start))
 	return out
@@ -58,20 +58,20 @@ func seedFrames() [][]byte {
 // decodeStream decodes every frame in data the way a link does; it must
 // never panic, whatever the bytes.
 func decodeStream(data []byte) {
-	fr := newFrameReader(bytes.NewReader(data), 1<<20)
+	fr := NewFrameReader(bytes.NewReader(data), 1<<20)
 	for {
-		k, body, err := fr.next()
+		k, body, err := fr.Next()
 		if err != nil {
 			return
 		}
 		if k == KindBatch {
-			it, err := fuzzEnds.newBatchIter(body)
+			it, err := fuzzEnds.NewBatchIter(body)
 			if err != nil {
 				continue
 			}
 			var el Element
 			for {
-				ok, err := it.next(&el)
+				ok, err := it.Next(&el)
 				if err != nil || !ok {
 					break
 				}
@@ -79,11 +79,11 @@ func decodeStream(data []byte) {
 			continue
 		}
 		var el Element
-		if fuzzEnds.decodeBody(k, body, &el) == nil && k != KindControl {
+		if fuzzEnds.DecodeBody(k, body, &el) == nil && k != KindControl {
 			// A decoded element re-encodes to an equivalent body.
-			again := fuzzEnds.appendFrame(nil, &el)
+			again := fuzzEnds.AppendFrame(nil, &el)
 			var el2 Element
-			if err := fuzzEnds.decodeBody(Kind(again[4]), again[5:], &el2); err != nil {
+			if err := fuzzEnds.DecodeBody(Kind(again[4]), again[5:], &el2); err != nil {
 				panic("re-encoded frame does not decode: " + err.Error())
 			}
 		}
@@ -123,26 +123,26 @@ func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
 // (hello, welcome, refusals with and without a MAC). The MACs are zeros:
 // the fuzzer never knows the cookie.
 func handshakeSeeds() [][]byte {
-	h := hello{Node: "x", Inc: 5, PoolSize: 2, WantNode: "srv", Addr: "127.0.0.1:1", LinkID: 3}
+	h := Hello{Node: "x", Inc: 5, PoolSize: 2, WantNode: "srv", Addr: "127.0.0.1:1", LinkID: 3}
 	msg := func(b []byte) []byte { return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...) }
-	mac := make([]byte, macSize)
-	first := clientHello(&h)
-	old := append(append(protoMagic[:], 0, 2), appendHello(nil, &h)...)
-	proof := append([]byte{hsOK}, mac...)
-	srvHello := appendHello([]byte{hsOK}, &hello{Node: "srv", Inc: 1, PoolSize: 4, Addr: "127.0.0.1:2"})
-	dead := refusalMsg(hsRefusedAuth, refuse(codeDeclaredDead, "incarnation 0000000000000005 of x was declared dead"))
+	mac := make([]byte, MacSize)
+	first := ClientHello(&h)
+	old := append(append(ProtoMagic[:], 0, 2), AppendHello(nil, &h)...)
+	proof := append([]byte{HsOK}, mac...)
+	srvHello := AppendHello([]byte{HsOK}, &Hello{Node: "srv", Inc: 1, PoolSize: 4, Addr: "127.0.0.1:2"})
+	dead := RefusalMsg(HsRefusedAuth, Refuse(CodeDeclaredDead, "incarnation 0000000000000005 of x was declared dead"))
 	return [][]byte{
 		// client side
 		msg(first),
 		msg(old),
 		append(msg(first), msg(proof)...),
-		append(msg(first), msg(refusalMsg(hsRefused, refuse(codeWrongNode, "no")))...),
+		append(msg(first), msg(RefusalMsg(HsRefused, Refuse(CodeWrongNode, "no")))...),
 		// server side
 		msg(srvHello),
 		append(msg(srvHello), msg(proof)...),
 		append(msg(srvHello), msg(append(dead, mac...))...),
-		append(msg(srvHello), msg(refusalMsg(hsRefused, refuse(codeBadCookie, "bad cookie")))...),
-		msg(refusalMsg(hsRefused, refuse(codeVersion, "no"))),
+		append(msg(srvHello), msg(RefusalMsg(HsRefused, Refuse(CodeBadCookie, "bad cookie")))...),
+		msg(RefusalMsg(HsRefused, Refuse(CodeVersion, "no"))),
 	}
 }
 
@@ -156,10 +156,10 @@ func FuzzHandshake(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, server bool) {
 		conn := &pipeConn{r: bytes.NewReader(data)}
-		self := hello{Node: "srv", Inc: 1}
+		self := Hello{Node: "srv", Inc: 1}
 		deadline := time.Now().Add(time.Second)
 		if server {
-			_, err := serverHandshake(conn, []byte(testCookie), self, deadline, admitAll)
+			_, err := ServerHandshake(conn, []byte(testCookie), self, deadline, admitAll)
 			if err == nil {
 				t.Fatal("a handshake without the cookie succeeded")
 			}
@@ -168,14 +168,14 @@ func FuzzHandshake(f *testing.F) {
 			}
 			return
 		}
-		_, err := clientHandshake(conn, []byte(testCookie), self, deadline, nil)
+		_, err := ClientHandshake(conn, []byte(testCookie), self, deadline, nil)
 		if err == nil {
 			t.Fatal("a server without the cookie was accepted")
 		}
 		if !errors.Is(err, ErrHandshake) {
 			t.Fatalf("a handshake failure that is not ErrHandshake: %v", err)
 		}
-		if r := (*refusal)(nil); errors.As(err, &r) && r.authenticated {
+		if r := (*Refusal)(nil); errors.As(err, &r) && r.Authenticated {
 			t.Fatalf("a refusal from a server without the cookie was taken as authenticated: %v", err)
 		}
 	})

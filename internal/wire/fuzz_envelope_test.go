@@ -1,4 +1,4 @@
-package remote
+package wire
 
 // Fuzz the whole inbound envelope, as a link's reader and the receiver
 // pool see it: frames (single or batch), then each element's protobuf
@@ -40,8 +40,6 @@ func fuzzTypes() actor.TypeRegistry {
 	return r
 }
 
-var fuzzPeer = &peer{name: "b", inc: 2}
-
 // checkPayload decodes a payload as the inbound path does; a payload that
 // decodes must survive a marshal/unmarshal round trip unchanged.
 func checkPayload(types actor.TypeRegistry, typ string, b []byte) {
@@ -70,7 +68,7 @@ func checkPayload(types actor.TypeRegistry, typ string, b []byte) {
 // checkStatus turns a non-OK status into the caller's error, as a reply
 // or a Terminated notification does; the error must classify.
 func checkStatus(el *Element) {
-	err := replyError(el, "call", fuzzPeer, "f")
+	err := ReplyError(el, "call", "b", 2, "f")
 	if err == nil || err.Error() == "" {
 		panic("a failed reply produced no error")
 	}
@@ -106,25 +104,25 @@ func checkElement(types actor.TypeRegistry, el *Element) {
 
 // decodeEnvelopes decodes every frame in data and every payload in it.
 func decodeEnvelopes(types actor.TypeRegistry, data []byte) {
-	fr := newFrameReader(bytes.NewReader(data), 1<<20)
+	fr := NewFrameReader(bytes.NewReader(data), 1<<20)
 	for {
-		k, body, err := fr.next()
+		k, body, err := fr.Next()
 		if err != nil {
 			return
 		}
 		var el Element
 		if k != KindBatch {
-			if fuzzEnds.decodeBody(k, body, &el) == nil {
+			if fuzzEnds.DecodeBody(k, body, &el) == nil {
 				checkElement(types, &el)
 			}
 			continue
 		}
-		it, err := fuzzEnds.newBatchIter(body)
+		it, err := fuzzEnds.NewBatchIter(body)
 		if err != nil {
 			continue
 		}
 		for {
-			ok, err := it.next(&el)
+			ok, err := it.Next(&el)
 			if err != nil || !ok {
 				break
 			}
@@ -170,14 +168,14 @@ func envelopeSeeds() [][]byte {
 	var batch []byte
 	n := 0
 	for i := range els {
-		out = append(out, fuzzEnds.appendFrame(nil, &els[i]))
+		out = append(out, fuzzEnds.AppendFrame(nil, &els[i]))
 		if els[i].Kind != KindControl {
 			batch = fuzzEnds.appendElement(batch, &els[i])
 			n++
 		}
 	}
 	b, start := beginFrame(nil, KindBatch)
-	b = appendUvarint(b, uint64(n))
+	b = AppendUvarint(b, uint64(n))
 	return append(out, endFrame(append(b, batch...), start))
 }
 
@@ -194,7 +192,7 @@ func TestEnvelopeSeedsDecode(t *testing.T) {
 	for _, s := range envelopeSeeds() {
 		decodeEnvelopes(types, s)
 		// Every seed is a whole valid frame: its payload decodes.
-		k, body, err := newFrameReader(bytes.NewReader(s), 1<<20).next()
+		k, body, err := NewFrameReader(bytes.NewReader(s), 1<<20).Next()
 		if err != nil {
 			t.Fatalf("seed does not frame: %v", err)
 		}
@@ -202,7 +200,7 @@ func TestEnvelopeSeedsDecode(t *testing.T) {
 			continue
 		}
 		var el Element
-		if err := fuzzEnds.decodeBody(k, body, &el); err != nil {
+		if err := fuzzEnds.DecodeBody(k, body, &el); err != nil {
 			t.Fatalf("seed %s does not decode: %v", k, err)
 		}
 		if el.Type != "" && el.Type != "mailroom.testpb.Unknown" {

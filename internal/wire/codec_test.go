@@ -1,4 +1,4 @@
-package remote
+package wire
 
 import (
 	"strconv"
@@ -27,10 +27,10 @@ func (c *countingVT) MarshalToSizedBufferVT(b []byte) (int, error) {
 
 func TestPayloadsWithVTMethodsEncodeWithThem(t *testing.T) {
 	m := &countingVT{VTEcho: &testpb.VTEcho{Text: "fast", N: 42, From: "a"}}
-	typ, pm, err := payloadOf(m)
+	typ, pm, err := PayloadOf(m)
 	require.NoError(t, err)
 	require.Equal(t, "mailroom.testpb.VTEcho", typ)
-	b, err := fuzzEnds.encodeElement(nil, &Element{Kind: KindSend, ToName: "x", Type: typ, msg: pm})
+	b, err := fuzzEnds.EncodeElement(nil, &Element{Kind: KindSend, ToName: "x", Type: typ, Msg: pm})
 	require.NoError(t, err)
 	require.Equal(t, 1, m.sized)
 	require.Equal(t, 1, m.marshalled)
@@ -38,7 +38,7 @@ func TestPayloadsWithVTMethodsEncodeWithThem(t *testing.T) {
 	// The bytes are protobuf's: the standard decoder reads them, and
 	// protobuf's own encoding of the same message is the same payload.
 	var el Element
-	require.NoError(t, fuzzEnds.decodeBody(KindSend, b[5:], &el))
+	require.NoError(t, fuzzEnds.DecodeBody(KindSend, b[5:], &el))
 	var got testpb.VTEcho
 	require.NoError(t, proto.Unmarshal(el.Payload, &got))
 	require.True(t, proto.Equal(m.VTEcho, &got))
@@ -52,7 +52,7 @@ func TestCodecsDecodeVTTypesWithUnmarshalVT(t *testing.T) {
 	for _, m := range []proto.Message{&testpb.VTEcho{}, &testpb.VTRecord{}, &testpb.Echo{}, &structpb.Value{}} {
 		require.NoError(t, types.RegisterMessage(m.ProtoReflect().Type()))
 	}
-	var c codecs
+	var c Codecs
 	for typ, vt := range map[string]bool{
 		"mailroom.testpb.VTEcho":   true,
 		"mailroom.testpb.VTRecord": true,
@@ -70,10 +70,10 @@ func TestCodecsDecodeVTTypesWithUnmarshalVT(t *testing.T) {
 	rec := &testpb.VTRecord{Name: "r", Values: []int64{1, -2, 3 << 40}, Items: []*testpb.VTEcho{{Text: "x", N: 1}, {From: "y"}}, Blob: &testpb.VTBlob{Data: []byte{0, 1, 2}}}
 	b, err := proto.Marshal(rec)
 	require.NoError(t, err)
-	got, err := c.unmarshal(types, "mailroom.testpb.VTRecord", b)
+	got, err := c.Unmarshal(types, "mailroom.testpb.VTRecord", b)
 	require.NoError(t, err)
 	require.True(t, proto.Equal(rec, got))
-	_, err = c.unmarshal(types, "mailroom.testpb.VTRecord", []byte{0x0a, 0x7f})
+	_, err = c.Unmarshal(types, "mailroom.testpb.VTRecord", []byte{0x0a, 0x7f})
 	require.Error(t, err, "a truncated payload is refused")
 }
 
@@ -88,7 +88,7 @@ func TestNestsFindsCyclesOfTypes(t *testing.T) {
 // TestTheInternerIsBoundedAgainstAPeerInventingNames: a peer chooses the
 // names a link's reader interns; past the bound they are plain strings.
 func TestTheInternerIsBoundedAgainstAPeerInventingNames(t *testing.T) {
-	var in interner
+	var in Interner
 	for i := range 5 * internMax {
 		name := strconv.Itoa(i) + string(make([]byte, 100))
 		require.Equal(t, name, in.get([]byte(name)))
