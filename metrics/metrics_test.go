@@ -274,6 +274,14 @@ func TestScrapeEveryLayer(t *testing.T) {
 	require.Equal(t, 0.0, mustValue(t, mfs, "mailroom_pool_guard_violations_total", "peer", "b"))
 	mustValue(t, mfs, "mailroom_pool_queue_depth", "peer", "b")
 	mustValue(t, mfs, "mailroom_pool_dropped_total", "peer", "b")
+	// The pools as a whole: one master, connected, 2 links.
+	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_pool_masters"))
+	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_pool_connected"))
+	require.Equal(t, 2.0, mustValue(t, mfs, "mailroom_pool_links"))
+	require.Equal(t, 2.0, mustValue(t, mfs, "mailroom_pool_reserved_links"))
+	mustValue(t, mfs, "mailroom_pool_lazy_builds_total")
+	mustValue(t, mfs, "mailroom_pool_idle_teardowns_total")
+	mustValue(t, mfs, "mailroom_pool_cap_refusals_total")
 
 	// Discovery: b is a seed, listed up.
 	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_discovery_members"))

@@ -23,11 +23,28 @@ var (
 		"Queued messages the pool dropped at teardowns (also dead letters).", "peer")
 	descPoolGuard = desc("mailroom_pool_guard_violations_total",
 		"Replies that reached a pool of another incarnation (must stay 0).", "peer")
+
+	// The pools as a whole (proxypool.Manager.Summary).
+	descPoolMasters = desc("mailroom_pool_masters",
+		"Connection masters running, one per peer node with a pool asked for or built.")
+	descPoolConnected = desc("mailroom_pool_connected",
+		"Peer nodes with a pool published and in use.")
+	descPoolLinks = desc("mailroom_pool_links",
+		"Links of the published pools (one per proxy).")
+	descPoolReserved = desc("mailroom_pool_reserved_links",
+		"Pool links reserved against MaxPoolLinks for every master, built or not.")
+	descPoolLazy = desc("mailroom_pool_lazy_builds_total",
+		"Pools started because traffic to a peer took the native path (lazy pools).")
+	descPoolIdle = desc("mailroom_pool_idle_teardowns_total",
+		"Lazy pools torn down after IdleTimeout without traffic.")
+	descPoolCap = desc("mailroom_pool_cap_refusals_total",
+		"Pools not started because of MaxPoolLinks (the peer is served natively).")
 )
 
 func describePools(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descPoolProxies, descPoolBatch, descPoolBytes, descPoolQueue, descPoolQueueBytes, descPoolReplies, descPoolDrops, descPoolGuard,
+		descPoolMasters, descPoolConnected, descPoolLinks, descPoolReserved, descPoolLazy, descPoolIdle, descPoolCap,
 	} {
 		ch <- d
 	}
@@ -37,6 +54,14 @@ func describePools(ch chan<- *prometheus.Desc) {
 // maxPeers of them: pools are per peer node, so the rest is left out
 // rather than summed into a histogram of mixed peers).
 func collectPools(ch chan<- prometheus.Metric, m *proxypool.Manager, peers []string) {
+	sum := m.Summary()
+	gauge(ch, descPoolMasters, float64(sum.Masters))
+	gauge(ch, descPoolConnected, float64(sum.Connected))
+	gauge(ch, descPoolLinks, float64(sum.PoolLinks))
+	gauge(ch, descPoolReserved, float64(sum.ReservedLinks))
+	counter(ch, descPoolLazy, sum.LazyBuilds)
+	counter(ch, descPoolIdle, sum.IdleTeardowns)
+	counter(ch, descPoolCap, sum.CapRefusals)
 	if len(peers) > maxPeers {
 		peers = peers[:maxPeers]
 	}
