@@ -142,6 +142,7 @@ type slot struct {
 // dial that failed because the dialing caller's own ctx ended is not
 // shared (err stays nil): the waiters dial again.
 type dialAttempt struct {
+	addr string // the address it dials
 	done chan struct{}
 	err  error // set before done closes
 }
@@ -463,7 +464,7 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 		}
 		a := s.dialing
 		if a == nil {
-			a = &dialAttempt{done: make(chan struct{})}
+			a = &dialAttempt{addr: s.addr, done: make(chan struct{})}
 			s.dialing = a
 			addr := s.addr
 			n.mu.Unlock()
@@ -486,7 +487,13 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 		n.mu.Unlock()
 		select {
 		case <-a.done:
-			if a.err != nil {
+			// A dial to an address the node has since replaced (Connect
+			// with a new one, a restarted peer's new address) says
+			// nothing about the new one: dial that.
+			n.mu.Lock()
+			moved := s.addr != a.addr
+			n.mu.Unlock()
+			if a.err != nil && !moved {
 				return nil, nil, a.err
 			}
 		case <-ctx.Done():

@@ -165,3 +165,42 @@ func TestDiallingStopsWhenDiscoverySaysTheIncarnationIsGone(t *testing.T) {
 	_, err = asys.Call(context.Background(), "orders", "echo", &testpb.Echo{})
 	require.Contains(t, err.Error(), "dial orders at "+dead)
 }
+
+// TestConnectToANewAddressIsNotFailedByADialToTheOld: a dial to a node's
+// old address is in flight (it hangs in the handshake) when Connect gives
+// the node a new address: Connect dials the new one instead of sharing the
+// old dial's failure (a restarted peer on a new address was reported
+// unreachable this way).
+func TestConnectToANewAddressIsNotFailedByADialToTheOld(t *testing.T) {
+	_, b, _ := startNode(t, "b", Config{})
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer silent.Close()
+	held := make(chan net.Conn, 16)
+	defer func() {
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // says nothing: the dial waits for its handshake
+		}
+	}()
+	_, a, _ := startNode(t, "a", Config{HandshakeTimeout: 2 * time.Second})
+	oldDone := make(chan error, 1)
+	go func() { oldDone <- a.Connect(context.Background(), "b", silent.Addr().String()) }()
+	waitFor(t, "the dial to the old address in flight", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		s := a.slots["b"]
+		return s != nil && s.dialing != nil
+	})
+	require.NoError(t, a.Connect(context.Background(), "b", b.Addr()), "the new address is dialled")
+	require.Equal(t, b.System().Incarnation(), outLinked(a, "b"))
+	require.Error(t, <-oldDone, "the old address never answered")
+}

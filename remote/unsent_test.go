@@ -3,14 +3,13 @@ package remote
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"net"
-	"os"
-	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testpb"
@@ -87,16 +86,16 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 	l := n.current("peer").outLink()
 	// What the kernel holds between the two: the only sends that may be
 	// lost without a count, once the writer is blocked and they stop moving.
-	queued, since := kernelQueued(t, conn.LocalAddr(), conn.RemoteAddr()), time.Now()
+	queued, since := kernelQueued(t, conn, l.conn), time.Now()
 	waitFor(t, "the kernel queues to settle", func() bool {
-		if q := kernelQueued(t, conn.LocalAddr(), conn.RemoteAddr()); q != queued {
+		if q := kernelQueued(t, conn, l.conn); q != queued {
 			queued, since = q, time.Now()
 		}
 		return time.Since(since) > 50*time.Millisecond
 	})
 	// A writer descheduled for the settling window (a loaded machine) may
 	// still have moved bytes into the kernel since: read it again, last.
-	queued = max(queued, kernelQueued(t, conn.LocalAddr(), conn.RemoteAddr()))
+	queued = max(queued, kernelQueued(t, conn, l.conn))
 	_ = conn.(*net.TCPConn).SetLinger(0)
 	conn.Close() // an RST: the write in progress fails
 	select {     // reader and writer done: every count made
@@ -115,30 +114,27 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 // kernelQueued is what the kernel holds on the loopback connection
 // between peer and sender: unread bytes at peer, unsent or unacked bytes
 // at sender (from /proc/net/tcp).
-func kernelQueued(t *testing.T, peer, sender net.Addr) int {
+func kernelQueued(t *testing.T, peer, sender net.Conn) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/net/tcp")
+	// Asked of each socket (not read from /proc/net/tcp, which is read in
+	// chunks and can skip a line while other tests open and close
+	// sockets): what the peer's socket holds unread, and what the sender's
+	// holds unsent or unacknowledged.
+	return sockQueue(t, peer, syscall.TIOCINQ) + sockQueue(t, sender, syscall.TIOCOUTQ)
+}
+
+// sockQueue asks the kernel for one of a socket's queue lengths (bytes).
+func sockQueue(t *testing.T, c net.Conn, req uintptr) int {
+	t.Helper()
+	sc, ok := c.(syscall.Conn)
+	require.True(t, ok, "%T is not a socket", c)
+	raw, err := sc.SyscallConn()
 	require.NoError(t, err)
-	hexAddr := func(a net.Addr) string {
-		ta := a.(*net.TCPAddr)
-		ip := ta.IP.To4()
-		return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ta.Port)
-	}
-	total := 0
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		tx, rx, _ := strings.Cut(f[4], ":")
-		switch f[1] {
-		case hexAddr(peer):
-			v, _ := strconv.ParseInt(rx, 16, 64)
-			total += int(v)
-		case hexAddr(sender):
-			v, _ := strconv.ParseInt(tx, 16, 64)
-			total += int(v)
-		}
-	}
-	return total
+	var n int32
+	var errno syscall.Errno
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, req, uintptr(unsafe.Pointer(&n)))
+	}))
+	require.Zero(t, errno)
+	return int(n)
 }
