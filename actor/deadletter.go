@@ -58,6 +58,7 @@ func (s *System) SubscribeDeadLetters(fn func(DeadLetter)) (cancel func()) {
 // drop messages the runtime cannot see).
 func (s *System) deadLetter(to, sender PID, msg any, reason error) {
 	s.dead.count.Add(1)
+	s.counters.dead[deadReason(reason)].Add(1)
 	if p := s.dead.subs.Load(); p != nil {
 		dl := DeadLetter{To: to, Sender: sender, Message: msg, Reason: reason}
 		for _, sub := range *p {

@@ -24,4 +24,5 @@ func init() {
 	hooks.SampleMailboxes = (*System).sampleMailboxes
 	hooks.Value = (*System).value
 	hooks.FailedOutcomes = (*System).failedOutcomes
+	hooks.Counters = (*System).lifetimeCounters
 }

@@ -95,6 +95,7 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		p.reclaim = rc
 	}
 	s.procs.put(p)
+	s.counters.spawns.Add(1)
 	if parent == nil {
 		s.addTop(p)
 		// Stop sets stopping before it snapshots the table: either it saw
@@ -336,6 +337,7 @@ func (p *process) invoke(env *envelope) {
 }
 
 func (p *process) crash(v any, env *envelope) {
+	p.sys.counters.crashes.Add(1)
 	pe := &PanicError{Op: "actor", Node: p.sys.name, Target: p.String(), Value: v, Stack: debug.Stack()}
 	p.sys.log.Error("actor crashed", "pid", p.pid.String(), "name", p.name,
 		"message", fmt.Sprintf("%T", env.msg), "panic", fmt.Sprint(v), "stack", string(pe.Stack))

@@ -34,6 +34,7 @@ type System struct {
 	dead      deadLetters
 	late      atomic.Uint64
 	castFails atomic.Uint64
+	counters  counters // spawns, crashes, dead letters by reason (counters.go)
 
 	remote atomic.Pointer[remoteBox]
 

@@ -239,7 +239,12 @@ func TestPanels(t *testing.T) {
 	require.True(t, app.Children[0].Running)
 
 	var peers Peers
-	getJSON(t, srv.URL+"/api/peers", &peers)
+	// A batch is counted after its write returns, and its reply can be
+	// back first: the 20th may be counted a moment after its call ended.
+	eventually(t, "the 20 batches counted", func() bool {
+		getJSON(t, srv.URL+"/api/peers", &peers)
+		return len(peers.Peers) == 1 && peers.Peers[0].Pool != nil && peers.Peers[0].Pool.Batches >= 20
+	})
 	require.Len(t, peers.Peers, 1)
 	p := peers.Peers[0]
 	require.Equal(t, "b", p.Node)

@@ -218,6 +218,13 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 	require.Contains(t, err.Error(), "missed 3 heartbeats")
 	t.Logf("call failed after %v (heartbeat 50ms x 3)", elapsed)
 	require.Less(t, elapsed, 2*time.Second)
+	// Counted for the read side: one silent link; more than 3 intervals
+	// passed unheard, the first a grace, so at least 2 heartbeats missed.
+	st := callerNode.Stats()
+	require.Equal(t, uint64(1), st.LinksSilent)
+	require.Zero(t, st.LinksStalled)
+	require.GreaterOrEqual(t, st.HeartbeatsMissed, uint64(2))
+	require.LessOrEqual(t, st.HeartbeatsMissed, uint64(3))
 }
 
 func TestTLSLinks(t *testing.T) {

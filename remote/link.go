@@ -58,6 +58,7 @@ type link struct {
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen        uint64        // reads at the last check (liveness loop only)
+	missed      int64         // heartbeat intervals counted missed since last heard (liveness loop only)
 	pongs       atomic.Uint64 // pongs received
 	pings       uint64        // pings enqueued; under mu
 	barriers    []barrier     // waiting for pongs; under mu
@@ -257,6 +258,7 @@ func (l *link) takeBufLocked() []byte {
 		close(l.room)
 		l.room = nil
 	}
+	l.node.stats.framesOut.Add(l.seq - l.flushed.Load()) // flushed is stored under mu alone
 	l.flushed.Store(l.seq)
 	return out
 }

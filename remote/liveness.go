@@ -58,11 +58,23 @@ func (n *Node) checkLinks(now time.Time) {
 			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() || (admitWait && p.adm.running()) {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
+				l.missed = 0
 			}
-			if silent := now.Sub(time.Unix(0, l.lastRead.Load())); silent > silentLimit {
+			silent := now.Sub(time.Unix(0, l.lastRead.Load()))
+			// A heartbeat counts missed once a whole interval passed
+			// silent after the first (the grace our own ping's round
+			// trip and this loop's granularity need on a healthy idle
+			// link).
+			if m := int64(silent/interval) - 1; m > l.missed {
+				n.stats.heartbeatsMissed.Add(uint64(m - l.missed))
+				l.missed = m
+			}
+			if silent > silentLimit {
 				if admitWait {
+					n.stats.linksStalled.Add(1)
 					l.close(fmt.Errorf("the peer reads none of its replies: %d calls at its admission bound have only waited to hand their replies on for %v", p.adm.inflight(), silent.Round(time.Millisecond)))
 				} else {
+					n.stats.linksSilent.Add(1)
 					l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
 				}
 				continue

@@ -279,6 +279,9 @@ func (n *Node) selfDead(why string) {
 
 // onMember applies a discovery event.
 func (n *Node) onMember(ev discovery.Event) {
+	if i := int(ev.Type) - 1; i >= 0 && i < len(n.stats.memberEvents) {
+		n.stats.memberEvents[i].Add(1)
+	}
 	m := ev.Member
 	if m.Node == n.sys.Name() {
 		if ev.Type == discovery.MemberDown && m.Incarnation == n.sys.Incarnation() {

@@ -307,6 +307,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 		return
 	}
 	p.gone = true
+	n.stats.peersGone.Add(1)
 	links := make([]*link, 0, len(p.links))
 	for l := range p.links {
 		links = append(links, l)

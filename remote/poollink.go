@@ -317,6 +317,7 @@ func (l *link) writeNow(b []byte) error {
 	l.lastSent.Store(time.Now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.bytesOut.Add(uint64(len(b)))
+	l.node.stats.framesOut.Add(1)
 	return nil
 }
 

@@ -72,6 +72,7 @@ func (r *linkReader) read() *inboundCall {
 		}
 		l.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
+		l.node.stats.framesIn.Add(1)
 		err = r.dispatch(l, k, body)
 		l.reads.Add(1)
 		c := l.inline

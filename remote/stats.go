@@ -3,6 +3,8 @@ package remote
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
 // Stats are the remote layer's counters since start.
@@ -30,9 +32,24 @@ type Stats struct {
 	DroppedUnsent     uint64 // sends and casts a closing link never wrote (also dead letters)
 	BytesOut          uint64 // bytes written on every link, frames and batches
 	BytesIn           uint64 // bytes read on every link
-	Links             int    // live links
-	Peers             int    // known live peer incarnations
-	Pending           int    // calls and requests waiting for a reply
+	FramesOut         uint64 // frames written on every link (a pool batch is one frame)
+	FramesIn          uint64 // frames read on every link
+	// Liveness (liveness.go): heartbeat intervals that passed with nothing
+	// heard on a link (past the first, a grace for the ping's round trip
+	// and the check's granularity), links closed for it (silent: HeartbeatMisses
+	// intervals; stalled: a peer that reads none of its replies), and peer
+	// incarnations declared gone (by discovery, a restart, a goodbye).
+	HeartbeatsMissed uint64
+	LinksSilent      uint64
+	LinksStalled     uint64
+	PeersGone        uint64
+	// Discovery: the events the node applied, by type (Up, Updated,
+	// Down), and the other nodes discovery lists up now.
+	MemberEvents [3]uint64
+	Members      int
+	Links        int // live links
+	Peers        int // known live peer incarnations
+	Pending      int // calls and requests waiting for a reply
 
 	// Handshakes and the accept loop.
 	Handshaking    int    // inbound handshakes in progress now (at most MaxHandshakes)
@@ -64,13 +81,17 @@ type nodeStats struct {
 	lateReplies, failedByLiveness                atomic.Uint64
 	badFrames, badMessages, handshakeFailures    atomic.Uint64
 	guardDiverted                                atomic.Uint64
-	bytesOut, bytesIn, droppedUnsent             atomic.Uint64
+	bytesOut, bytesIn, framesOut, framesIn       atomic.Uint64 // adjacent: a frame touches one or two cache lines
+	droppedUnsent                                atomic.Uint64
 	handshakesShed, acceptErrors                 atomic.Uint64
 
 	admissionWaits, tooLarge, readWaits, budgetTimeouts atomic.Uint64
 	fenceWaits, fenceTimeouts, linksRefused             atomic.Uint64
 	announcesRefused                                    atomic.Uint64
 	watchesRefused, nodesForgotten                      atomic.Uint64
+
+	heartbeatsMissed, linksSilent, linksStalled, peersGone atomic.Uint64
+	memberEvents                                           [3]atomic.Uint64 // by discovery.EventType-1
 }
 
 // Stats returns a snapshot of the counters.
@@ -94,6 +115,12 @@ func (n *Node) Stats() Stats {
 		DroppedUnsent:     n.stats.droppedUnsent.Load(),
 		BytesOut:          n.stats.bytesOut.Load(),
 		BytesIn:           n.stats.bytesIn.Load(),
+		FramesOut:         n.stats.framesOut.Load(),
+		FramesIn:          n.stats.framesIn.Load(),
+		HeartbeatsMissed:  n.stats.heartbeatsMissed.Load(),
+		LinksSilent:       n.stats.linksSilent.Load(),
+		LinksStalled:      n.stats.linksStalled.Load(),
+		PeersGone:         n.stats.peersGone.Load(),
 		Handshaking:       n.gate.inProgress(),
 		HandshakesShed:    n.stats.handshakesShed.Load(),
 		AcceptErrors:      n.stats.acceptErrors.Load(),
@@ -119,8 +146,16 @@ func (n *Node) Stats() Stats {
 		s.Pending += len(p.pending)
 		p.mu.Unlock()
 	}
+	for i := range s.MemberEvents {
+		s.MemberEvents[i] = n.stats.memberEvents[i].Load()
+	}
 	n.mu.Lock()
 	s.Nodes = len(n.slots)
+	for _, sl := range n.slots {
+		if sl.listed {
+			s.Members++
+		}
+	}
 	n.mu.Unlock()
 	return s
 }
@@ -196,4 +231,38 @@ func (n *Node) runningCounter(fn string) *atomic.Int64 {
 	}
 	v, _ := n.runningByFn.LoadOrStore(fn, new(atomic.Int64))
 	return v.(*atomic.Int64)
+}
+
+// LinkInfo counts the live links to one peer incarnation, by kind and
+// state.
+type LinkInfo struct {
+	Node        string
+	Incarnation uint64
+	Native      int // native links, fenced ones included
+	Pool        int // a proxy pool's links (one per worker)
+	Fenced      int // native links fenced for a handover, not yet closed
+}
+
+// Links reports, per live peer incarnation, its links. For the read side
+// (metrics, observer): one lock of each peer per call, nothing per message.
+func (n *Node) Links() []LinkInfo {
+	var out []LinkInfo
+	for _, p := range n.livePeers() {
+		li := LinkInfo{Node: p.name, Incarnation: p.inc}
+		p.mu.Lock()
+		for l := range p.links {
+			switch {
+			case l.role == wire.RolePool:
+				li.Pool++
+			case l.fenced.Load():
+				li.Native++
+				li.Fenced++
+			default:
+				li.Native++
+			}
+		}
+		p.mu.Unlock()
+		out = append(out, li)
+	}
+	return out
 }

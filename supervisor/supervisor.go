@@ -143,6 +143,9 @@ func (s *supervisor) spawn(c *actor.Context, ch *child, r *actor.Restarting) (ac
 	if err != nil {
 		return actor.PID{}, spawnReason(err)
 	}
+	if r != nil {
+		registryOf(c.System()).restarts.Add(1)
+	}
 	return pid, nil
 }
 

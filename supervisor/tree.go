@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -165,9 +166,16 @@ func (s *supervisor) tree(c *actor.Context) Tree {
 // when it stops. Not touched per message: only when a supervisor starts
 // or stops, and when Trees reads it.
 type registry struct {
+	restarts atomic.Uint64 // children restarted by any supervisor on the System
+
 	mu   sync.Mutex              // protects sups
 	sups map[actor.PID]actor.PID // supervisor -> its parent (zero for a top-level actor)
 }
+
+// Restarts is the number of children restarted on sys, by every
+// supervisor that ran there since it started: a counter, for metrics
+// (Trees has each child's own count, which goes with the child).
+func Restarts(sys *actor.System) uint64 { return registryOf(sys).restarts.Load() }
 
 type registryKey struct{}
 

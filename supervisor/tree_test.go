@@ -26,8 +26,10 @@ func TestTrees(t *testing.T) {
 
 	inner := pids(t, sys, outer)["inner"]
 	b1 := pids(t, sys, inner)["b1"]
+	require.Zero(t, Restarts(sys))
 	sys.Send(b1, "crash")
 	waitRestarted(t, sys, inner, "b1", b1)
+	require.Equal(t, uint64(1), Restarts(sys), "one restart, counted on the System")
 
 	trees := Trees(ctxT(t), sys)
 	require.Len(t, trees, 2)

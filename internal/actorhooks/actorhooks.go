@@ -137,4 +137,10 @@ var (
 	// rejection or panic; NotExecuted; MayHaveExecuted). Counted on the
 	// error path only; successes are not counted here.
 	FailedOutcomes = hooks.FailedOutcomes.(func(sys *actor.System) [3]uint64)
+
+	// Counters are sys's lifetime counters: actors spawned, actors
+	// crashed (a panic in Receive), dead letters by reason (the
+	// actorstats.Dead* constants). Each is an atomic bumped where the
+	// event happens; nothing per message delivered.
+	Counters = hooks.Counters.(func(sys *actor.System) actorstats.Counters)
 )

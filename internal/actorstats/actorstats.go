@@ -54,3 +54,23 @@ type Sample struct {
 	// are left out).
 	Busiest []Actor
 }
+
+// The reasons Counters.DeadLetters are counted by.
+const (
+	DeadNoProcess   = iota // the target actor (or name) is gone: ErrNoProcess
+	DeadMailboxFull        // a bounded mailbox refused it: ErrMailboxFull
+	DeadUnreachable        // its node could not be reached or went: ErrUnreachable, ErrNodeDown, ErrNotSent
+	DeadStopped            // this system is stopping: ErrStopped
+	DeadOther              // anything else (a bad message, ...)
+	DeadReasons            // the number of reasons
+)
+
+// DeadReasonNames are the reasons' label values, by index.
+var DeadReasonNames = [DeadReasons]string{"no_process", "mailbox_full", "unreachable", "stopped", "other"}
+
+// Counters are a System's lifetime counters for the read side.
+type Counters struct {
+	Spawns      uint64              // actors spawned (started or not yet)
+	Crashes     uint64              // actors whose Receive panicked
+	DeadLetters [DeadReasons]uint64 // by reason (Dead* constants)
+}

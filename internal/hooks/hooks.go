@@ -59,6 +59,9 @@ var (
 
 	// FailedOutcomes is a func(*actor.System) [3]uint64.
 	FailedOutcomes any
+
+	// Counters is a func(*actor.System) actorstats.Counters.
+	Counters any
 )
 
 // PoolHost is a

@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
+	"github.com/mailroom-go/mailroom/internal/actorstats"
+	"github.com/mailroom-go/mailroom/proxypool"
+	"github.com/mailroom-go/mailroom/remote"
+	"github.com/mailroom-go/mailroom/supervisor"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// deepestRanks is how many of the deepest mailboxes are exported.
+const deepestRanks = 5
+
+// collector reads every layer of one node at scrape time.
+type collector struct {
+	node   *remote.Node
+	pools  *proxypool.Manager // nil: no pool families
+	maxAge time.Duration
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+// The node and its actor system.
+var (
+	descNodeInfo = desc("mailroom_node_info",
+		"This node: its name and incarnation (hexadecimal), always 1.", "node", "incarnation")
+	descActors = desc("mailroom_actors",
+		"Actors alive on this node now.")
+	descSpawns = desc("mailroom_actor_spawns_total",
+		"Actors spawned on this node.")
+	descRestarts = desc("mailroom_actor_restarts_total",
+		"Children restarted by the supervisors on this node.")
+	descCrashes = desc("mailroom_actor_crashes_total",
+		"Actors whose Receive panicked.")
+	descDeadLetters = desc("mailroom_actor_dead_letters_total",
+		"Messages that will never be delivered, by reason (no_process, mailbox_full, unreachable, stopped, other).", "reason")
+	descMailboxDepth = desc("mailroom_actor_mailbox_depth",
+		"Mailbox depth of every actor at the last sample (user messages waiting or being handled): a snapshot, its buckets are not cumulative over time.")
+	descDeepest = desc("mailroom_actor_mailbox_deepest",
+		"Depth of the rank-th deepest mailbox at the last sample (rank 1..5; the observer names the actors).", "rank")
+	descLateReplies = desc("mailroom_actor_late_replies_total",
+		"Replies that arrived after their request or call had ended.")
+	descCastFailures = desc("mailroom_actor_cast_failures_total",
+		"Casts run here whose function returned an error or panicked.")
+	descCallFailures = desc("mailroom_call_failures_total",
+		"Calls and requests made on this node that failed, by outcome (not_executed, may_have_executed, executed).", "outcome")
+)
+
+// Discovery.
+var (
+	descMembers = desc("mailroom_discovery_members",
+		"Other nodes discovery lists as up now.")
+	descMemberEvents = desc("mailroom_discovery_events_total",
+		"Discovery events this node applied, by type (up, updated, down).", "type")
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descNodeInfo, descActors, descSpawns, descRestarts, descCrashes, descDeadLetters, descMailboxDepth,
+		descDeepest, descLateReplies, descCastFailures, descCallFailures, descMembers, descMemberEvents,
+	} {
+		ch <- d
+	}
+	describeRemote(ch)
+	if c.pools != nil {
+		describePools(ch)
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	sys := c.node.System()
+	st := c.node.Stats()
+	c.collectActors(ch, sys)
+	gauge(ch, descMembers, float64(st.Members))
+	for i, name := range [...]string{"up", "updated", "down"} {
+		counter(ch, descMemberEvents, st.MemberEvents[i], name)
+	}
+	peers := c.collectRemote(ch, st)
+	if c.pools != nil {
+		collectPools(ch, c.pools, peers)
+	}
+}
+
+func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System) {
+	gauge(ch, descNodeInfo, 1, sys.Name(), strconv.FormatUint(sys.Incarnation(), 16))
+	gauge(ch, descActors, float64(sys.NumActors()))
+	lc := actorhooks.Counters(sys)
+	counter(ch, descSpawns, lc.Spawns)
+	counter(ch, descRestarts, supervisor.Restarts(sys))
+	counter(ch, descCrashes, lc.Crashes)
+	for i, n := range lc.DeadLetters {
+		counter(ch, descDeadLetters, n, actorstats.DeadReasonNames[i])
+	}
+	counter(ch, descLateReplies, sys.LateReplies())
+	counter(ch, descCastFailures, sys.CastFailures())
+	f := actorhooks.FailedOutcomes(sys)
+	counter(ch, descCallFailures, f[actor.NotExecuted], "not_executed")
+	counter(ch, descCallFailures, f[actor.MayHaveExecuted], "may_have_executed")
+	counter(ch, descCallFailures, f[actor.Executed], "executed")
+
+	smp := actorhooks.SampleMailboxes(sys, deepestRanks, c.maxAge)
+	ch <- prometheus.MustNewConstHistogram(descMailboxDepth, uint64(smp.Actors), float64(smp.Queued), depthBuckets(smp.Hist))
+	for r := range deepestRanks {
+		d := 0
+		if r < len(smp.Deepest) {
+			d = smp.Deepest[r].Depth
+		}
+		gauge(ch, descDeepest, float64(d), strconv.Itoa(r+1))
+	}
+}
+
+// depthBuckets turns a sample's histogram (bucket 0: empty; bucket i:
+// depths in [2^(i-1), 2^i); the last: everything above) into cumulative
+// Prometheus buckets: upper bounds 0, 1, 3, 7, ... 2^(HistBuckets-2)-1,
+// the last bucket going to +Inf.
+func depthBuckets(h [actorstats.HistBuckets]int) map[float64]uint64 {
+	out := make(map[float64]uint64, len(h)-1)
+	var cum uint64
+	for i := 0; i < len(h)-1; i++ {
+		cum += uint64(h[i])
+		out[float64(uint64(1)<<i-1)] = cum
+	}
+	return out
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
