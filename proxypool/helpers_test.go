@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		if o.Extra["pool"] == "off" {
 			return nil
 		}
-		m, err := Start(n, Config{})
+		m, err := Start(n, Config{Eager: true}) // as the in-process test nodes: pools from the start
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom-go/mailroom/bench/internal/nodeapi"
 	"github.com/mailroom-go/mailroom/bench/internal/panode"
 	"github.com/mailroom-go/mailroom/protoactor/bridge"
+	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 )
 
@@ -37,6 +38,8 @@ func start(name, peer string, seeds []string) (*node, error) {
 	n, err := bridge.StartNode(context.Background(), bridge.NodeConfig{
 		Name:   name,
 		Remote: remote.Config{Cookie: nodeapi.Cookie, Seeds: seeds},
+		// Eager, as mrnode's pooled path: measured with its pools up.
+		Pool:   proxypool.Config{Eager: true},
 		Types:  benchpb.Types(),
 		Logger: log,
 	})
