@@ -462,6 +462,13 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 				return p, l, nil
 			}
 		}
+		if s.addr == "" {
+			// The incarnation we knew went and took its address with
+			// it (discovery's down), or the node never gave one:
+			// nothing to dial until discovery or a hello brings one.
+			n.mu.Unlock()
+			return nil, nil, fmt.Errorf("%w: no address known for node %q (its last incarnation is gone, or it gave none)", actor.ErrUnreachable, node)
+		}
 		a := s.dialing
 		if a == nil {
 			a = &dialAttempt{addr: s.addr, done: make(chan struct{})}
