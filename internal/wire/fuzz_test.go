@@ -35,6 +35,7 @@ func seedFrames() [][]byte {
 		{Kind: KindControl, Control: &Control{Op: CtlTerminated, Watcher: other, Target: pid, Status: StatusPanic, Message: "x"}},
 		{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: map[string]string{"k": "v"}}},
 		{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{3, 1 << 40}}},
+		{Kind: KindControl, Control: &Control{Op: CtlIdleClose}},
 		{Kind: KindGoodbye, Reason: "bye"},
 	}
 	var out [][]byte
