@@ -150,7 +150,7 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 			return PeerInfo{}, fmt.Errorf("remote: waiting for a link to node %s: %w", node, actor.ErrStopped)
 		case first || st.listed != dialed:
 			first, dialed = false, st.listed
-			if dialErr = n.Connect(ctx, node, ""); dialErr == nil {
+			if _, _, dialErr = n.connect(ctx, node); dialErr == nil { // not Connect: the link is not kept from closing idle
 				continue // its link event is on its way, or already in
 			}
 		}
