@@ -662,10 +662,13 @@ func (c *roleConn) CloseWrite() error {
 // The link is kept: it is not closed when idle (Config.LinkIdleTimeout).
 func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	n.mu.Lock()
-	s := n.slotLocked(node)
-	s.kept = true
+	s := n.slots[node]
 	if addr != "" {
+		s = n.slotLocked(node)
 		s.addr, s.addrInc, s.pinned = addr, 0, true
+	}
+	if s != nil { // (none: nothing to dial, connect says so)
+		s.kept = true
 	}
 	n.mu.Unlock()
 	_, _, err := n.connect(ctx, node)

@@ -119,9 +119,10 @@ func (r *readiness) state(node string) readyState {
 
 // WaitPeer returns once this node has a live native link to node: the
 // PeerInfo of the incarnation it reached. It waits on the node's own link
-// and discovery events, with no polling: it dials node (Connect) once at
-// the start and again after each event of discovery listing node as up
-// (a Consul member is otherwise linked on the first message to it; a
+// and discovery events, with no polling: it dials node (as Connect does,
+// but the link is not kept: it closes when idle, Config.LinkIdleTimeout)
+// once at the start and again after each event of discovery listing node
+// as up (a Consul member is otherwise linked on the first message to it; a
 // Static seed is kept linked by the node), and returns as soon as any
 // link to node is up, whoever made it (a Connect, a Call, the seed
 // keeper, the peer dialling in). When ctx ends first, the error
