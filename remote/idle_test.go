@@ -132,8 +132,18 @@ func requireKeptOpen(t *testing.T, x *idleNodes, why string) {
 // link on demand), then nothing: the idle check closes a's link, b's end
 // closes too, with nothing logged above Debug and neither incarnation
 // affected; the next call dials a new link.
+// The same over TCP (a half-close), TLS (close_notify), an in-memory pipe
+// (no half-close: the link closes once its last write was read) and a
+// buffered in-memory network (a half-close).
 func TestAnIdleNativeLinkClosesAndTheNextCallDialsANewOne(t *testing.T) {
-	x := startIdleNodes(t, Config{})
+	t.Run("tcp", func(t *testing.T) { idleCloseAndRedial(t, Config{}) })
+	t.Run("tls", func(t *testing.T) { idleCloseAndRedial(t, newTestCA(t).tlsConfig(t, "a", "b")) })
+	t.Run("pipe", func(t *testing.T) { idleCloseAndRedial(t, Config{Network: memnet.New()}) })
+	t.Run("buffered", func(t *testing.T) { idleCloseAndRedial(t, Config{Network: memnet.NewBuffered(1 << 20)}) })
+}
+
+func idleCloseAndRedial(t *testing.T, cfg Config) {
+	x := startIdleNodes(t, cfg)
 	x.call(t)
 	l1 := x.outLink()
 	require.NotNil(t, l1)
