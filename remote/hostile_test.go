@@ -174,7 +174,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.Equal(t, wire.HsRefused, d.U8("status"))
 	r := wire.ReadRefusal(&d)
 	require.Equal(t, wire.CodeVersion, r.Code)
-	require.Equal(t, "protocol version 99 not supported; this node speaks 3", r.Reason)
+	require.Equal(t, "protocol version 99 not supported; this node speaks 4", r.Reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
 
 	// A version 2 node reads a refusal as status ‖ reason: it gets one.
@@ -186,7 +186,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.NoError(t, err)
 	d = wire.Dec{B: reply}
 	require.Equal(t, wire.HsRefused, d.U8("status"))
-	require.Equal(t, "protocol version 2 not supported; this node speaks 3", d.Str("reason"))
+	require.Equal(t, "protocol version 2 not supported; this node speaks 4", d.Str("reason"))
 	require.Empty(t, d.B)
 }
 
