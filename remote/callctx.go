@@ -19,6 +19,9 @@ import (
 // need no goroutine of their own.
 type callCtx struct {
 	deadline time.Time // zero: none
+	// vals, when set, answers Value: the trace context the call carried
+	// (trace.go). Set before the handler runs, read-only after.
+	vals context.Context
 
 	mu    sync.Mutex // protects following
 	done  chan struct{}
@@ -33,7 +36,12 @@ var _ context.Context = (*callCtx)(nil)
 
 func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
-func (c *callCtx) Value(any) any { return nil }
+func (c *callCtx) Value(key any) any {
+	if c.vals != nil {
+		return c.vals.Value(key)
+	}
+	return nil
+}
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // errGoodbye closes a link whose peer said goodbye.
@@ -35,7 +37,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 				n.flushRun(l)
 				return nil
 			}
-			if el.Kind == wire.KindSend {
+			if el.Kind == wire.KindSend && el.Trace.IsZero() {
 				n.addSend(l, &el) // sendrun.go
 				continue
 			}
@@ -121,8 +123,41 @@ func (n *Node) admit(l *link, size int64) bool {
 }
 
 func (n *Node) inSend(l *link, el *wire.Element) {
+	if !el.Trace.IsZero() {
+		n.inTracedSend(l, el)
+		return
+	}
 	n.addSend(l, el)
 	n.flushRun(l)
+}
+
+// inTracedSend delivers a send that carried a trace on its own (never in
+// a run: its handler's context is its own), under a consumer span that
+// ends once it is queued.
+func (n *Node) inTracedSend(l *link, el *wire.Element) {
+	n.stats.received.Add(1)
+	err := n.tooLarge(el) // never decoded (inbound.go)
+	var msg any
+	if err == nil {
+		msg, err = n.decode(el.Type, el.Payload)
+	}
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		to := sendTarget(n, el.To, el.ToName)
+		n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
+		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
+		return
+	}
+	tc, sp := n.traceIn(context.Background(), l.ends.PeerNode, el)
+	l.dispatching.Store(true) // as in flushRun
+	err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, nil)
+	l.dispatching.Store(false)
+	endSpan(sp, err)
+	if err != nil {
+		actorhooks.DeadLetter(n.sys, sendTarget(n, el.To, el.ToName), el.Sender, msg, err)
+		return
+	}
+	n.stats.delivered.Add(1)
 }
 
 // inCast runs a cast once its peer's admission has room, under the
@@ -148,7 +183,15 @@ func (n *Node) inCast(l *link, el *wire.Element) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	if actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) }) {
+	ctx, done := p.ctx, func() { p.adm.release(size) }
+	if !el.Trace.IsZero() {
+		var sp trace.Span
+		ctx, sp = n.traceIn(p.ctx, l.ends.PeerNode, el)
+		if sp != nil {
+			done = func() { p.adm.release(size); sp.End() }
+		}
+	}
+	if actorhooks.CastLocal(n.sys, ctx, el.Fn, msg, done) {
 		n.stats.delivered.Add(1)
 	}
 }
@@ -204,6 +247,9 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 		p.adm.release(size)
 		return // the caller's incarnation is gone: nobody to answer
 	}
+	if !el.Trace.IsZero() {
+		c.ctx.vals, c.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+	}
 	l.owed.Add(1)
 	c.ctr = n.runningCounter(fn)
 	c.ctr.Add(1)
@@ -243,7 +289,11 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	l.dispatching.Store(true) // as in inSend
-	if el.ToName != "" {
+	if !el.Trace.IsZero() {
+		var tc context.Context
+		tc, r.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, r)
+	} else if el.ToName != "" {
 		err = actorhooks.DeliverNamed(n.sys, l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
 		err = actorhooks.DeliverLocal(n.sys, l.ctx, el.Sender, el.To, msg, r)
@@ -294,11 +344,13 @@ type remoteReplier struct {
 	n    *Node
 	l    *link
 	id   uint64
+	span trace.Span // the request's server span (trace.go), nil if none
 	done atomic.Bool
 }
 
 func (r *remoteReplier) Reply(msg any, err error) {
 	if r.done.CompareAndSwap(false, true) {
+		endSpan(r.span, err)
 		r.n.sendReply(r.l, r.id, msg, err, nil)
 		r.l.owed.Add(-1)
 	}
