@@ -134,7 +134,7 @@ func checkHop(t *testing.T, a, b *tracedNode, root trace.SpanContext, name, hand
 func attr(s tracetest.SpanStub, key string) string {
 	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
-			return kv.Value.Emit()
+			return kv.Value.String()
 		}
 	}
 	return ""

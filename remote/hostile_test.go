@@ -204,6 +204,20 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.Equal(t, "protocol version 99 not supported; this node speaks 4", r.Reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
 
+	// A version 3 node (no traced frames) is refused in its own format:
+	// it would close the link on the first traced frame.
+	v3, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer v3.Close()
+	require.NoError(t, wire.WriteMsg(v3, nil, append(append(wire.ProtoMagic[:], 0, 3), wire.AppendHello(nil, &h)...)))
+	reply, err = wire.ReadMsg(v3, nil)
+	require.NoError(t, err)
+	d = wire.Dec{B: reply}
+	require.Equal(t, wire.HsRefused, d.U8("status"))
+	r = wire.ReadRefusal(&d)
+	require.Equal(t, wire.CodeVersion, r.Code)
+	require.Equal(t, "protocol version 3 not supported; this node speaks 4", r.Reason)
+
 	// A version 2 node reads a refusal as status ‖ reason: it gets one.
 	old, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
