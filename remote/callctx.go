@@ -19,9 +19,11 @@ import (
 // need no goroutine of their own.
 type callCtx struct {
 	deadline time.Time // zero: none
-	// vals, when set, answers Value: the trace context the call carried
-	// (trace.go). Set before the handler runs, read-only after.
-	vals context.Context
+	// tr, when set, is the trace the call carried (trace.go): its
+	// context answers Value. Set before the handler runs, read-only
+	// after. A pointer, so that an untraced call's one allocation stays
+	// in its size class.
+	tr *inTrace
 
 	mu    sync.Mutex // protects following
 	done  chan struct{}
@@ -37,8 +39,8 @@ var _ context.Context = (*callCtx)(nil)
 func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
 func (c *callCtx) Value(key any) any {
-	if c.vals != nil {
-		return c.vals.Value(key)
+	if c.tr != nil {
+		return c.tr.ctx.Value(key)
 	}
 	return nil
 }

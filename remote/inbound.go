@@ -248,7 +248,9 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 		return // the caller's incarnation is gone: nobody to answer
 	}
 	if !el.Trace.IsZero() {
-		c.ctx.vals, c.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		tr := &inTrace{}
+		tr.ctx, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		c.ctx.tr = tr
 	}
 	l.owed.Add(1)
 	c.ctr = n.runningCounter(fn)
@@ -288,11 +290,14 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 	}
 	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
+	var replier actor.Replier = r
 	l.dispatching.Store(true) // as in inSend
 	if !el.Trace.IsZero() {
+		tr := &tracedReplier{remoteReplier: r}
 		var tc context.Context
-		tc, r.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
-		err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, r)
+		tc, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		replier = tr
+		err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, tr)
 	} else if el.ToName != "" {
 		err = actorhooks.DeliverNamed(n.sys, l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
@@ -300,7 +305,7 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 	}
 	l.dispatching.Store(false)
 	if err != nil {
-		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+		replier.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
 		return
 	}
 	n.stats.delivered.Add(1)
@@ -344,15 +349,32 @@ type remoteReplier struct {
 	n    *Node
 	l    *link
 	id   uint64
-	span trace.Span // the request's server span (trace.go), nil if none
 	done atomic.Bool
 }
 
-func (r *remoteReplier) Reply(msg any, err error) {
-	if r.done.CompareAndSwap(false, true) {
+func (r *remoteReplier) Reply(msg any, err error) { r.reply(msg, err) }
+
+// reply answers, if nobody has; it reports whether it did.
+func (r *remoteReplier) reply(msg any, err error) bool {
+	if !r.done.CompareAndSwap(false, true) {
+		return false
+	}
+	r.n.sendReply(r.l, r.id, msg, err, nil)
+	r.l.owed.Add(-1)
+	return true
+}
+
+// tracedReplier answers a request that carried a trace, and ends its
+// server span (nil: none) with the answer: a type of its own, so that an
+// untraced request's replier stays small.
+type tracedReplier struct {
+	*remoteReplier
+	span trace.Span
+}
+
+func (r *tracedReplier) Reply(msg any, err error) {
+	if r.reply(msg, err) {
 		endSpan(r.span, err)
-		r.n.sendReply(r.l, r.id, msg, err, nil)
-		r.l.owed.Add(-1)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
-	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -24,9 +23,6 @@ type inboundCall struct {
 	ctr *atomic.Int64 // calls of fn running (Stats)
 	t   ticket        // its share of the peer's admission (admission.go)
 	ctx callCtx
-	// span is the call's server span when it carried a trace and this
-	// node has a TracerProvider (trace.go); its context is ctx.vals.
-	span trace.Span
 }
 
 func (n *Node) newInboundCall(l *link, id uint64, fn string, h actor.Handler, msg proto.Message, size int64, deadline int64) *inboundCall {
@@ -43,8 +39,8 @@ func (n *Node) newInboundCall(l *link, id uint64, fn string, h actor.Handler, ms
 func (c *inboundCall) run() {
 	n, l := c.n, c.l
 	res, err := actorhooks.RunHandler(n.sys, &c.ctx, "call", c.fn, c.h, c.msg)
-	if c.span != nil {
-		endSpan(c.span, err)
+	if c.ctx.tr != nil {
+		endSpan(c.ctx.tr.span, err)
 	}
 	c.msg = nil
 	l.peer.running.untrack(c)

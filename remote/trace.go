@@ -124,6 +124,13 @@ func (n *Node) traceIn(base context.Context, peer string, el *wire.Element) (con
 	return n.tracer.Start(ctx, spanName(el), trace.WithSpanKind(kind), spanAttrs(peer, el))
 }
 
+// inTrace is the trace an inbound call carried: the context its
+// handler's ctx answers Value from, and its server span (nil: none).
+type inTrace struct {
+	ctx  context.Context
+	span trace.Span
+}
+
 // endSpan ends sp (nil: none), marking it failed with err's outcome.
 func endSpan(sp trace.Span, err error) {
 	if sp == nil {
