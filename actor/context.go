@@ -12,6 +12,9 @@ import (
 type Context struct {
 	proc *process
 	env  *envelope
+	// tr is the handled message's trace (trace.go), or nil: a pointer,
+	// so that a process (which holds its Context) keeps its size class.
+	tr *traced
 }
 
 // Self is the actor's own PID.
@@ -78,19 +81,21 @@ func (c *Context) Defer() Replier {
 	return r
 }
 
-// Context is the context of the message being handled. For a message
-// from another node that carried a trace it holds the span of its
-// receipt (or, with no TracerProvider on this node, the caller's span
-// context), so that spans started from it continue the caller's trace;
-// for a Request from this node it is the requester's ctx (its deadline,
-// values and span). Otherwise it is context.Background(). Send, Cast,
-// Request and Call from this Context continue the trace by themselves
-// (a Request or Call's own ctx wins when it holds a span).
+// Context is the trace of the message being handled: for a message from
+// another node that carried one, the span of its receipt (or, with no
+// TracerProvider on this node, the caller's span context); for a
+// message from this node sent with a span in its ctx (Request,
+// SendContext, or from a handler of a traced message), that span. Spans
+// started from it continue the caller's trace. It holds nothing else (no
+// deadline, no other value of the sender's ctx); without a trace it is
+// context.Background(). Send, Cast, Request and Call from this Context
+// continue the trace by themselves (a Request or Call's own ctx wins
+// when it holds a span).
 func (c *Context) Context() context.Context {
-	if c.env == nil || c.env.ctx == nil {
+	if c.tr == nil {
 		return context.Background()
 	}
-	return c.env.ctx
+	return c.tr.ctx
 }
 
 // Send sends msg to pid with this actor as the sender.

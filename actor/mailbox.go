@@ -12,10 +12,6 @@ type envelope struct {
 	msg    any
 	sender PID
 	reply  Replier // non-nil for Request: completes the caller's wait
-	// ctx is what Context.Context returns while the message is handled:
-	// a local request's ctx, or the trace context of a message from
-	// another node (trace.go); nil is context.Background().
-	ctx context.Context
 }
 
 // mailbox is a multi-producer single-consumer queue with two lanes: system

@@ -326,7 +326,7 @@ func (s *System) send(ctx context.Context, sender, to PID, msg any) {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return
 	}
-	if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender, ctx: traceOnly(ctx)}); err != nil {
+	if err := p.deliver(context.Background(), envelope{msg: withTrace(msg, ctx), sender: sender}); err != nil {
 		s.deadLetter(to, sender, msg, err)
 	}
 }
@@ -358,7 +358,7 @@ func (s *System) sendNamed(ctx context.Context, sender PID, node, name string, m
 			s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, sender, msg, fmt.Errorf("name %q: %w", name, ErrNoProcess))
 			return
 		}
-		if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender, ctx: traceOnly(ctx)}); err != nil {
+		if err := p.deliver(context.Background(), envelope{msg: withTrace(msg, ctx), sender: sender}); err != nil {
 			s.deadLetter(p.pid, sender, msg, err)
 		}
 		return

@@ -73,7 +73,7 @@ func (s *System) deliverTraced(ctx, tc context.Context, sender, to PID, name str
 	if p == nil {
 		return ErrNoProcess
 	}
-	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r, ctx: tc})
+	return p.deliver(ctx, envelope{msg: &traced{msg: msg, ctx: tc}, sender: sender, reply: r})
 }
 
 // deliverRun is actorhooks.DeliverRun: a transport hands a run of
