@@ -12,6 +12,9 @@ import (
 type Context struct {
 	proc *process
 	env  *envelope
+	// tr is the handled message's trace (trace.go), or nil: a pointer,
+	// so that a process (which holds its Context) keeps its size class.
+	tr *traced
 }
 
 // Self is the actor's own PID.
@@ -78,37 +81,54 @@ func (c *Context) Defer() Replier {
 	return r
 }
 
+// Context is the trace of the message being handled: for a message from
+// another node that carried one, the span of its receipt (or, with no
+// TracerProvider on this node, the caller's span context); for a
+// message from this node sent with a span in its ctx (Request,
+// SendContext, or from a handler of a traced message), that span. Spans
+// started from it continue the caller's trace. It holds nothing else (no
+// deadline, no other value of the sender's ctx); without a trace it is
+// context.Background(). Send, Cast, Request and Call from this Context
+// continue the trace by themselves (a Request or Call's own ctx wins
+// when it holds a span).
+func (c *Context) Context() context.Context {
+	if c.tr == nil {
+		return context.Background()
+	}
+	return c.tr.ctx
+}
+
 // Send sends msg to pid with this actor as the sender.
-func (c *Context) Send(to PID, msg any) { c.proc.sys.send(c.proc.pid, to, msg) }
+func (c *Context) Send(to PID, msg any) { c.proc.sys.send(c.traceCtx(), c.proc.pid, to, msg) }
 
 // SendNamed sends msg to the actor registered as name on node, with this
 // actor as the sender.
 func (c *Context) SendNamed(node, name string, msg any) {
-	c.proc.sys.sendNamed(c.proc.pid, node, name, msg)
+	c.proc.sys.sendNamed(c.traceCtx(), c.proc.pid, node, name, msg)
 }
 
 // Request sends msg to pid and waits for its answer. It blocks this actor
 // until then: prefer Send and a reply message where the wait matters.
 func (c *Context) Request(ctx context.Context, to PID, msg any) (any, error) {
-	return c.proc.sys.request(ctx, c.proc.pid, to, msg)
+	return c.proc.sys.request(c.continueTrace(ctx), c.proc.pid, to, msg)
 }
 
 // RequestNamed is Request to the actor registered as name on node ("" is
 // this node).
 func (c *Context) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
-	return c.proc.sys.requestNamed(ctx, c.proc.pid, node, name, msg)
+	return c.proc.sys.requestNamed(c.continueTrace(ctx), c.proc.pid, node, name, msg)
 }
 
 // Call runs function fn on node with this actor as the caller (so one
 // actor's calls to a node keep their order through a proxy pool). It
 // blocks this actor until the result.
 func (c *Context) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
-	return c.proc.sys.call(ctx, c.proc.pid, node, fn, arg)
+	return c.proc.sys.call(c.continueTrace(ctx), c.proc.pid, node, fn, arg)
 }
 
 // Cast runs fn on node without waiting, with this actor as the caller.
 func (c *Context) Cast(node, fn string, arg proto.Message) {
-	c.proc.sys.cast(c.proc.pid, node, fn, arg)
+	c.proc.sys.cast(c.traceCtx(), c.proc.pid, node, fn, arg)
 }
 
 // Spawn starts a child actor. Its Started runs before Spawn returns. The

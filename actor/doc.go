@@ -29,6 +29,13 @@
 // answer typed. To hand a PID to another node inside a message, put an
 // actor/pidpb PID in it.
 //
+// A message may come with a trace, Context.Context: the span of the
+// sender's ctx (a Request's, SendContext's, CastContext's), carried to
+// other nodes too (remote.Config.TracerProvider). What an actor sends,
+// casts, requests or calls while it handles it continues that trace.
+// Send and Cast take no ctx; SendContext and CastContext (on the System
+// and on a Sender) are the same carrying a ctx's trace.
+//
 // # The caller's duties
 //
 //   - An actor's Receive runs on one goroutine at a time; never share the

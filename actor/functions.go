@@ -144,21 +144,34 @@ func (s *System) callOnce(ctx context.Context, sender PID, node, fn string, arg 
 // Cast runs fn on node with arg and does not wait. A cast that cannot be
 // delivered (no such function, node unreachable) is a dead letter; a
 // rejection or panic of the function is logged and counted (CastFailures).
-func (s *System) Cast(node, fn string, arg proto.Message) { s.cast(PID{}, node, fn, arg) }
+func (s *System) Cast(node, fn string, arg proto.Message) {
+	s.cast(context.Background(), PID{}, node, fn, arg)
+}
 
-func (s *System) cast(sender PID, node, fn string, arg proto.Message) {
+// CastContext is Cast carrying ctx's trace, as SendContext: the function
+// runs with a context that continues it. ctx's values only: it bounds
+// nothing, and its end does not cancel the function.
+func (s *System) CastContext(ctx context.Context, node, fn string, arg proto.Message) {
+	s.cast(ctx, PID{}, node, fn, arg)
+}
+
+func (s *System) cast(ctx context.Context, sender PID, node, fn string, arg proto.Message) {
 	if node != s.name && node != "" {
 		r := s.transport()
 		if r == nil {
 			s.deadLetter(PID{Node: node}, PID{}, arg, fmt.Errorf("cast %q: %w", fn, ErrUnreachable))
 			return
 		}
-		if err := r.Cast(sender, node, fn, arg); err != nil {
+		if err := r.Cast(ctx, sender, node, fn, arg); err != nil {
 			s.deadLetter(PID{Node: node}, PID{}, arg, err)
 		}
 		return
 	}
-	s.castLocal(context.Background(), fn, arg, nil)
+	base := context.Background()
+	if tc := traceOnly(ctx); tc != nil {
+		base = tc
+	}
+	s.castLocal(base, fn, arg, nil)
 }
 
 // castLocal runs the local function fn in its own goroutine, with ctx as

@@ -9,6 +9,7 @@ func init() {
 	hooks.SetTransport = (*System).setTransport
 	hooks.DeliverLocal = (*System).deliverLocal
 	hooks.DeliverNamed = (*System).deliverNamed
+	hooks.DeliverTraced = (*System).deliverTraced
 	hooks.DeliverRun = (*System).deliverRun
 	hooks.Inject = (*System).inject
 	hooks.WatchLocal = (*System).watchLocal

@@ -279,7 +279,7 @@ func plainMessage(e *envelope) bool {
 		return false
 	}
 	switch e.msg.(type) {
-	case *terminatedMsg, PoisonPill, *PoisonPill:
+	case *terminatedMsg, PoisonPill, *PoisonPill, *traced:
 		return false
 	}
 	return true
@@ -307,6 +307,10 @@ func (p *process) runSys() {
 // invoke delivers one user-lane envelope to the actor, turning a panic
 // into a crash.
 func (p *process) invoke(env *envelope) {
+	if t, ok := env.msg.(*traced); ok {
+		env.msg, p.ctx.tr = t.msg, t
+		defer func() { p.ctx.tr = nil }()
+	}
 	switch m := env.msg.(type) {
 	case *terminatedMsg:
 		if !m.child {
@@ -478,6 +482,9 @@ func (p *process) dropAll(envs []envelope) {
 		e := &envs[i]
 		if _, internal := e.msg.(*terminatedMsg); internal {
 			continue
+		}
+		if t, ok := e.msg.(*traced); ok {
+			e.msg = t.msg
 		}
 		if p.reclaim != nil && e.reply == nil && p.reclaimSafe(e.msg) {
 			continue

@@ -81,7 +81,7 @@ func (s *System) requestNamedOnce(ctx context.Context, sender PID, node, name st
 
 func (s *System) requestLocal(ctx context.Context, p *process, sender PID, msg any, target string) (any, error) {
 	f := s.newFuture()
-	if err := p.deliver(ctx, envelope{msg: msg, sender: sender, reply: f}); err != nil {
+	if err := p.deliver(ctx, envelope{msg: withTrace(msg, ctx), sender: sender, reply: f}); err != nil {
 		return nil, NewError("request", s.name, s.inc, target, err)
 	}
 	v, err, ok := f.Wait(ctx, p.mb.doneChan())
@@ -110,7 +110,7 @@ func (s *System) respond(self PID, env *envelope, msg any, err error) {
 		}
 		r.Reply(msg, err)
 	case !env.sender.IsZero() && err == nil:
-		s.send(self, env.sender, msg)
+		s.send(context.Background(), self, env.sender, msg)
 	default:
 		s.deadLetter(env.sender, self, msg, fmt.Errorf("nobody to respond to: %w", ErrNoProcess))
 	}

@@ -31,10 +31,15 @@ func (s *System) NewSender() *Sender {
 func (h *Sender) PID() PID { return h.pid }
 
 // Send is System.Send from this handle.
-func (h *Sender) Send(to PID, msg any) { h.sys.send(h.pid, to, msg) }
+func (h *Sender) Send(to PID, msg any) { h.sys.send(context.Background(), h.pid, to, msg) }
+
+// SendContext is System.SendContext from this handle.
+func (h *Sender) SendContext(ctx context.Context, to PID, msg any) { h.sys.send(ctx, h.pid, to, msg) }
 
 // SendNamed is System.SendNamed from this handle.
-func (h *Sender) SendNamed(node, name string, msg any) { h.sys.sendNamed(h.pid, node, name, msg) }
+func (h *Sender) SendNamed(node, name string, msg any) {
+	h.sys.sendNamed(context.Background(), h.pid, node, name, msg)
+}
 
 // Request is System.Request from this handle.
 func (h *Sender) Request(ctx context.Context, to PID, msg any) (any, error) {
@@ -52,4 +57,11 @@ func (h *Sender) Call(ctx context.Context, node, fn string, arg proto.Message) (
 }
 
 // Cast is System.Cast from this handle.
-func (h *Sender) Cast(node, fn string, arg proto.Message) { h.sys.cast(h.pid, node, fn, arg) }
+func (h *Sender) Cast(node, fn string, arg proto.Message) {
+	h.sys.cast(context.Background(), h.pid, node, fn, arg)
+}
+
+// CastContext is System.CastContext from this handle.
+func (h *Sender) CastContext(ctx context.Context, node, fn string, arg proto.Message) {
+	h.sys.cast(ctx, h.pid, node, fn, arg)
+}

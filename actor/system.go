@@ -144,7 +144,14 @@ func (s *System) NumActors() int { return s.procs.count() }
 // (Send, SendNamed, Cast) keep their order, and so travel through one
 // proxy of a proxy pool. Goroutines that send in parallel and each need
 // their own order should each use a handle of their own (NewSender).
-func (s *System) Send(to PID, msg any) { s.send(PID{}, to, msg) }
+func (s *System) Send(to PID, msg any) { s.send(context.Background(), PID{}, to, msg) }
+
+// SendContext is Send carrying ctx's trace: when ctx holds an
+// OpenTelemetry span, a message to another node carries its trace
+// context (see remote.Config.TracerProvider), and the target's
+// Context.Context continues the trace. ctx's values only: it bounds
+// nothing, and its end does not stop the send.
+func (s *System) SendContext(ctx context.Context, to PID, msg any) { s.send(ctx, PID{}, to, msg) }
 
 // TrySend is Send that reports why a message could not be queued
 // (ErrMailboxFull, ErrNoProcess, ErrUnreachable, ...). The message is still
@@ -152,7 +159,9 @@ func (s *System) Send(to PID, msg any) { s.send(PID{}, to, msg) }
 func (s *System) TrySend(to PID, msg any) error { return s.trySend(PID{}, to, msg, FailFast) }
 
 // SendNamed delivers msg to the actor registered under name on node.
-func (s *System) SendNamed(node, name string, msg any) { s.sendNamed(PID{}, node, name, msg) }
+func (s *System) SendNamed(node, name string, msg any) {
+	s.sendNamed(context.Background(), PID{}, node, name, msg)
+}
 
 // Request sends msg to pid and waits for the answer the target gives with
 // Context.Respond. There is no default timeout: it ends with the answer,
@@ -307,9 +316,9 @@ func (s *System) local(pid PID) *process {
 	return s.procs.get(pid.ID)
 }
 
-func (s *System) send(sender, to PID, msg any) {
+func (s *System) send(ctx context.Context, sender, to PID, msg any) {
 	if to.Node != s.name {
-		s.sendRemote(sender, to, msg)
+		s.sendRemote(ctx, sender, to, msg)
 		return
 	}
 	p := s.local(to)
@@ -317,14 +326,14 @@ func (s *System) send(sender, to PID, msg any) {
 		s.deadLetter(to, sender, msg, ErrNoProcess)
 		return
 	}
-	if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
+	if err := p.deliver(context.Background(), envelope{msg: withTrace(msg, ctx), sender: sender}); err != nil {
 		s.deadLetter(to, sender, msg, err)
 	}
 }
 
 func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
 	if to.Node != s.name {
-		return s.sendRemote(sender, to, msg)
+		return s.sendRemote(context.Background(), sender, to, msg)
 	}
 	p := s.local(to)
 	if p == nil {
@@ -342,14 +351,14 @@ func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
 	return nil
 }
 
-func (s *System) sendNamed(sender PID, node, name string, msg any) {
+func (s *System) sendNamed(ctx context.Context, sender PID, node, name string, msg any) {
 	if node == s.name || node == "" {
 		p := s.names.get(name)
 		if p == nil {
 			s.deadLetter(PID{Node: s.name, Incarnation: s.inc}, sender, msg, fmt.Errorf("name %q: %w", name, ErrNoProcess))
 			return
 		}
-		if err := p.deliver(context.Background(), envelope{msg: msg, sender: sender}); err != nil {
+		if err := p.deliver(context.Background(), envelope{msg: withTrace(msg, ctx), sender: sender}); err != nil {
 			s.deadLetter(p.pid, sender, msg, err)
 		}
 		return
@@ -359,18 +368,18 @@ func (s *System) sendNamed(sender PID, node, name string, msg any) {
 		s.deadLetter(PID{Node: node}, sender, msg, ErrUnreachable)
 		return
 	}
-	if err := r.SendNamed(sender, node, name, msg); err != nil {
+	if err := r.SendNamed(ctx, sender, node, name, msg); err != nil {
 		s.deadLetter(PID{Node: node}, sender, msg, err)
 	}
 }
 
-func (s *System) sendRemote(sender, to PID, msg any) error {
+func (s *System) sendRemote(ctx context.Context, sender, to PID, msg any) error {
 	r := s.transport()
 	if r == nil {
 		s.deadLetter(to, sender, msg, ErrUnreachable)
 		return NewError("send", to.Node, to.Incarnation, to.String(), ErrUnreachable)
 	}
-	if err := r.Send(sender, to, msg); err != nil {
+	if err := r.Send(ctx, sender, to, msg); err != nil {
 		s.deadLetter(to, sender, msg, err)
 		return err
 	}

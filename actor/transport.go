@@ -12,11 +12,11 @@ import (
 // ErrUnreachable for every other node. It is an alias of an interface
 // literal so that actorhooks.Transport, the same literal, is the same type.
 type transport = interface {
-	Send(sender, to PID, msg any) error
-	SendNamed(sender PID, node, name string, msg any) error
+	Send(ctx context.Context, sender, to PID, msg any) error
+	SendNamed(ctx context.Context, sender PID, node, name string, msg any) error
 	Request(ctx context.Context, sender, to PID, msg any) (any, error)
 	RequestNamed(ctx context.Context, sender PID, node, name string, msg any) (any, error)
-	Cast(sender PID, node, fn string, arg proto.Message) error
+	Cast(ctx context.Context, sender PID, node, fn string, arg proto.Message) error
 	Call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error)
 	Watch(watcher, target PID)
 	Unwatch(watcher, target PID)
@@ -59,6 +59,21 @@ func (s *System) deliverNamed(ctx context.Context, sender PID, name string, msg 
 		return ErrNoProcess
 	}
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
+}
+
+// deliverTraced is actorhooks.DeliverTraced: deliverLocal or
+// deliverNamed with the handler's context tc.
+func (s *System) deliverTraced(ctx, tc context.Context, sender, to PID, name string, msg any, r Replier) error {
+	var p *process
+	if name != "" {
+		p = s.names.get(name)
+	} else if to.Node == s.name {
+		p = s.local(to)
+	}
+	if p == nil {
+		return ErrNoProcess
+	}
+	return p.deliver(ctx, envelope{msg: &traced{msg: msg, ctx: tc}, sender: sender, reply: r})
 }
 
 // deliverRun is actorhooks.DeliverRun: a transport hands a run of

@@ -14,6 +14,7 @@ import (
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 	"google.golang.org/protobuf/proto"
 )
@@ -53,7 +54,8 @@ type nodeOpts struct {
 	poolSize int
 	cfg      Config
 	seeds    []string
-	inflight int // remote.Config.MaxInflightPerPeer; 0 the default
+	inflight int                  // remote.Config.MaxInflightPerPeer; 0 the default
+	tp       trace.TracerProvider // remote.Config.TracerProvider
 	// lazy keeps proxypool's default; otherwise the tests' nodes build
 	// their pools eagerly (most tests here follow a pool from its build).
 	lazy bool
@@ -73,7 +75,7 @@ func startNodeLogged(t testing.TB, name string, o nodeOpts, log *slog.Logger) *t
 	sys, err := actor.Start(actor.Config{Name: name, Logger: log})
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
-	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight, TracerProvider: o.tp})
 	require.NoError(t, err)
 	m, err := Start(n, o.cfg)
 	require.NoError(t, err)

@@ -19,6 +19,11 @@ import (
 // need no goroutine of their own.
 type callCtx struct {
 	deadline time.Time // zero: none
+	// tr, when set, is the trace the call carried (trace.go): its
+	// context answers Value. Set before the handler runs, read-only
+	// after. A pointer, so that an untraced call's one allocation stays
+	// in its size class.
+	tr *inTrace
 
 	mu    sync.Mutex // protects following
 	done  chan struct{}
@@ -33,7 +38,12 @@ var _ context.Context = (*callCtx)(nil)
 
 func (c *callCtx) Deadline() (time.Time, bool) { return c.deadline, !c.deadline.IsZero() }
 
-func (c *callCtx) Value(any) any { return nil }
+func (c *callCtx) Value(key any) any {
+	if c.tr != nil {
+		return c.tr.ctx.Value(key)
+	}
+	return nil
+}
 
 func (c *callCtx) Done() <-chan struct{} {
 	c.mu.Lock()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // PoolDisabled as Config.PoolSize starts no receiver pool: other nodes
@@ -113,6 +114,17 @@ type Config struct {
 	Network Network
 	// Logger; default the system's.
 	Logger *slog.Logger
+	// TracerProvider, when set, makes OpenTelemetry spans for traced
+	// traffic: a client (Call, Request) or producer (Send, Cast) span on
+	// the caller, a server or consumer span on the receiver, its
+	// handler's context holding it. Traffic is traced when the caller's
+	// ctx holds a valid span (Call, Request, System.SendContext,
+	// System.CastContext, or anything an actor sends while it handles a
+	// traced message); mailroom never starts a trace itself. Without a
+	// provider the trace context is still carried and continued (the
+	// handler's context holds the remote span context), and no span is
+	// made. Default nil. README, "Tracing".
+	TracerProvider trace.TracerProvider
 
 	// Handshake limits. Until a peer has proved the cookie it costs this
 	// node a goroutine, a socket and a few KiB, and anyone who can reach

@@ -96,6 +96,18 @@
 // that can nest itself (directly or through other types) is always
 // decoded with protobuf's.
 //
+// # Tracing
+//
+// A Call, Request, Send or Cast whose caller's ctx holds a valid
+// OpenTelemetry span carries its W3C trace context to the other node
+// (Send and Cast through System.SendContext and CastContext, or from an
+// actor handling a traced message). With Config.TracerProvider the node
+// makes a client or producer span around it, and on receipt a server or
+// consumer span whose context the handler gets (a function's ctx, an
+// actor's Context.Context); without one it carries and continues the
+// context and makes no span. Untraced traffic costs nothing more: no
+// byte, no allocation. README, "Tracing".
+//
 // # Bad input
 //
 // The decoder never panics (fuzzed). A frame over MaxFrameSize, an unknown

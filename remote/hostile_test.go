@@ -112,6 +112,12 @@ func TestHostileInputClosesOnlyThatLink(t *testing.T) {
 		{"garbage pid tag", frame(byte(wire.KindSend), []byte{0, 9, 9, 9}), "pid tag 9"},
 		{"batch claiming a million entries", frame(byte(wire.KindBatch), []byte{0xc0, 0x84, 0x3d}), "batch claims"},
 		{"zero-length frame", []byte{0, 0, 0, 0, 0}, "zero-length frame"},
+		{"traced frame with a zero trace id", frame(byte(wire.KindTraced), traced(make([]byte, 16), 0, wire.KindCast, castBody)), "zero trace id"},
+		{"traced frame with a zero span id", frame(byte(wire.KindTraced), tracedSpan(make([]byte, 8), wire.KindCast, castBody)), "zero span id"},
+		{"traced frame with a tracestate too long", frame(byte(wire.KindTraced), traced(traceID, wire.MaxTraceState+1, wire.KindCast, castBody)), "tracestate of 513 bytes exceeds 512"},
+		{"traced frame inside a traced frame", frame(byte(wire.KindTraced), traced(traceID, 0, wire.KindTraced, traced(traceID, 0, wire.KindCast, castBody))), "traced frame wraps traced"},
+		{"traced reply", frame(byte(wire.KindTraced), traced(traceID, 0, wire.KindReply, []byte{1, 0, 0, 0})), "traced frame wraps reply"},
+		{"traced frame in a batch, truncated", frame(byte(wire.KindBatch), append([]byte{1, byte(wire.KindTraced), 0, 0, 0, 20}, traced(traceID, 0, wire.KindCast, castBody)[:20]...)), "trace context"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,6 +130,27 @@ func TestHostileInputClosesOnlyThatLink(t *testing.T) {
 			healthy(t, good, "victim")
 		})
 	}
+}
+
+// The parts of hostile traced frames: a trace id, a cast's body, and a
+// traced body of them (SPEC.md, "traced").
+var (
+	traceID  = []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	castBody = []byte{1, 'f', 0, 0}
+)
+
+// traced is a traced body: id, a valid span id, flags, a tracestate of
+// stateLen bytes, the wrapped kind and body.
+func traced(id []byte, stateLen int, k wire.Kind, body []byte) []byte {
+	b := append(append([]byte(nil), id...), 1, 2, 3, 4, 5, 6, 7, 8, 1)
+	b = wire.AppendString(b, strings.Repeat("a", stateLen))
+	return append(append(b, byte(k)), body...)
+}
+
+// tracedSpan is traced with a valid trace id and span id span.
+func tracedSpan(span []byte, k wire.Kind, body []byte) []byte {
+	b := append(append(append([]byte(nil), traceID...), span...), 1, 0)
+	return append(append(b, byte(k)), body...)
 }
 
 func TestRandomBytesAndReplayedHandshakeAreRefused(t *testing.T) {
@@ -174,8 +201,22 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.Equal(t, wire.HsRefused, d.U8("status"))
 	r := wire.ReadRefusal(&d)
 	require.Equal(t, wire.CodeVersion, r.Code)
-	require.Equal(t, "protocol version 99 not supported; this node speaks 3", r.Reason)
+	require.Equal(t, "protocol version 99 not supported; this node speaks 4", r.Reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
+
+	// A version 3 node (no traced frames) is refused in its own format:
+	// it would close the link on the first traced frame.
+	v3, err := net.Dial("tcp", victim.Addr())
+	require.NoError(t, err)
+	defer v3.Close()
+	require.NoError(t, wire.WriteMsg(v3, nil, append(append(wire.ProtoMagic[:], 0, 3), wire.AppendHello(nil, &h)...)))
+	reply, err = wire.ReadMsg(v3, nil)
+	require.NoError(t, err)
+	d = wire.Dec{B: reply}
+	require.Equal(t, wire.HsRefused, d.U8("status"))
+	r = wire.ReadRefusal(&d)
+	require.Equal(t, wire.CodeVersion, r.Code)
+	require.Equal(t, "protocol version 3 not supported; this node speaks 4", r.Reason)
 
 	// A version 2 node reads a refusal as status ‖ reason: it gets one.
 	old, err := net.Dial("tcp", victim.Addr())
@@ -186,7 +227,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.NoError(t, err)
 	d = wire.Dec{B: reply}
 	require.Equal(t, wire.HsRefused, d.U8("status"))
-	require.Equal(t, "protocol version 2 not supported; this node speaks 3", d.Str("reason"))
+	require.Equal(t, "protocol version 2 not supported; this node speaks 4", d.Str("reason"))
 	require.Empty(t, d.B)
 }
 

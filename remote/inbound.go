@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // errGoodbye closes a link whose peer said goodbye.
@@ -35,7 +37,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 				n.flushRun(l)
 				return nil
 			}
-			if el.Kind == wire.KindSend {
+			if el.Kind == wire.KindSend && el.Trace.IsZero() {
 				n.addSend(l, &el) // sendrun.go
 				continue
 			}
@@ -121,8 +123,41 @@ func (n *Node) admit(l *link, size int64) bool {
 }
 
 func (n *Node) inSend(l *link, el *wire.Element) {
+	if !el.Trace.IsZero() {
+		n.inTracedSend(l, el)
+		return
+	}
 	n.addSend(l, el)
 	n.flushRun(l)
+}
+
+// inTracedSend delivers a send that carried a trace on its own (never in
+// a run: its handler's context is its own), under a consumer span that
+// ends once it is queued.
+func (n *Node) inTracedSend(l *link, el *wire.Element) {
+	n.stats.received.Add(1)
+	err := n.tooLarge(el) // never decoded (inbound.go)
+	var msg any
+	if err == nil {
+		msg, err = n.decode(el.Type, el.Payload)
+	}
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		to := sendTarget(n, el.To, el.ToName)
+		n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
+		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
+		return
+	}
+	tc, sp := n.traceIn(context.Background(), l.ends.PeerNode, el)
+	l.dispatching.Store(true) // as in flushRun
+	err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, nil)
+	l.dispatching.Store(false)
+	endSpan(sp, err)
+	if err != nil {
+		actorhooks.DeadLetter(n.sys, sendTarget(n, el.To, el.ToName), el.Sender, msg, err)
+		return
+	}
+	n.stats.delivered.Add(1)
 }
 
 // inCast runs a cast once its peer's admission has room, under the
@@ -148,7 +183,15 @@ func (n *Node) inCast(l *link, el *wire.Element) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	if actorhooks.CastLocal(n.sys, p.ctx, el.Fn, msg, func() { p.adm.release(size) }) {
+	ctx, done := p.ctx, func() { p.adm.release(size) }
+	if !el.Trace.IsZero() {
+		var sp trace.Span
+		ctx, sp = n.traceIn(p.ctx, l.ends.PeerNode, el)
+		if sp != nil {
+			done = func() { p.adm.release(size); sp.End() }
+		}
+	}
+	if actorhooks.CastLocal(n.sys, ctx, el.Fn, msg, done) {
 		n.stats.delivered.Add(1)
 	}
 }
@@ -204,6 +247,11 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 		p.adm.release(size)
 		return // the caller's incarnation is gone: nobody to answer
 	}
+	if !el.Trace.IsZero() {
+		tr := &inTrace{}
+		tr.ctx, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		c.ctx.tr = tr
+	}
 	l.owed.Add(1)
 	c.ctr = n.runningCounter(fn)
 	c.ctr.Add(1)
@@ -242,15 +290,22 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 	}
 	l.owed.Add(1)
 	r := &remoteReplier{n: n, l: l, id: el.ID}
+	var replier actor.Replier = r
 	l.dispatching.Store(true) // as in inSend
-	if el.ToName != "" {
+	if !el.Trace.IsZero() {
+		tr := &tracedReplier{remoteReplier: r}
+		var tc context.Context
+		tc, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		replier = tr
+		err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, tr)
+	} else if el.ToName != "" {
 		err = actorhooks.DeliverNamed(n.sys, l.ctx, el.Sender, el.ToName, msg, r)
 	} else {
 		err = actorhooks.DeliverLocal(n.sys, l.ctx, el.Sender, el.To, msg, r)
 	}
 	l.dispatching.Store(false)
 	if err != nil {
-		r.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
+		replier.Reply(nil, actor.NewError("request", n.sys.Name(), n.sys.Incarnation(), target, err))
 		return
 	}
 	n.stats.delivered.Add(1)
@@ -297,10 +352,29 @@ type remoteReplier struct {
 	done atomic.Bool
 }
 
-func (r *remoteReplier) Reply(msg any, err error) {
-	if r.done.CompareAndSwap(false, true) {
-		r.n.sendReply(r.l, r.id, msg, err, nil)
-		r.l.owed.Add(-1)
+func (r *remoteReplier) Reply(msg any, err error) { r.reply(msg, err) }
+
+// reply answers, if nobody has; it reports whether it did.
+func (r *remoteReplier) reply(msg any, err error) bool {
+	if !r.done.CompareAndSwap(false, true) {
+		return false
+	}
+	r.n.sendReply(r.l, r.id, msg, err, nil)
+	r.l.owed.Add(-1)
+	return true
+}
+
+// tracedReplier answers a request that carried a trace, and ends its
+// server span (nil: none) with the answer: a type of its own, so that an
+// untraced request's replier stays small.
+type tracedReplier struct {
+	*remoteReplier
+	span trace.Span
+}
+
+func (r *tracedReplier) Reply(msg any, err error) {
+	if r.reply(msg, err) {
+		endSpan(r.span, err)
 	}
 }
 

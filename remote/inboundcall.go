@@ -39,6 +39,9 @@ func (n *Node) newInboundCall(l *link, id uint64, fn string, h actor.Handler, ms
 func (c *inboundCall) run() {
 	n, l := c.n, c.l
 	res, err := actorhooks.RunHandler(n.sys, &c.ctx, "call", c.fn, c.h, c.msg)
+	if c.ctx.tr != nil {
+		endSpan(c.ctx.tr.span, err)
+	}
 	c.msg = nil
 	l.peer.running.untrack(c)
 	c.t.replying()

@@ -351,7 +351,7 @@ func (l *link) countUnsent(b []byte, reason error) {
 		if size <= wire.FrameHeader || size > len(b) {
 			return
 		}
-		switch wire.Kind(b[wire.FrameHeader]) {
+		switch wire.Unwrap(wire.Kind(b[wire.FrameHeader]), b[wire.FrameHeader+1:size]) {
 		case wire.KindSend, wire.KindCast:
 			n.stats.droppedUnsent.Add(1)
 			actorhooks.DeadLetter(n.sys, actor.PID{Node: l.ends.PeerNode, Incarnation: l.ends.PeerInc}, actor.PID{}, nil,

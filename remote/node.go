@@ -18,6 +18,7 @@ import (
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Lock order. Locks are taken only in this order (a lock may be taken
@@ -87,6 +88,7 @@ type Node struct {
 	routes atomic.Pointer[map[string]*pubPool] // published pools, by node; written under mu
 	codecs wire.Codecs                         // how each registered type decodes (codec.go)
 	types  actor.TypeRegistry                  // the System's (Config.Types)
+	tracer trace.Tracer                        // Config.TracerProvider's; nil: no spans (trace.go)
 
 	nextID      atomic.Uint64
 	linkIDs     atomic.Uint64 // ids of the links this node dials
@@ -173,6 +175,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		gate:    newHandshakeGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerIP),
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
+		tracer:     newTracer(cfg.TracerProvider),
 	}
 	n.codecs.Node = sys.Name()
 	n.ready.install(n)

@@ -14,18 +14,23 @@ import (
 
 // sendTo is the transport's Send: fire and forget to a remote PID. On
 // the first contact with a node it waits for the link (DialTimeout).
-func (n *Node) sendTo(sender, to actor.PID, msg any) error {
+func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error {
 	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("send", to.Node, to.Incarnation, to.String(), err)
 	}
 	el := wire.Element{Kind: wire.KindSend, To: to, Sender: sender, Type: typ, Msg: pm}
-	return n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
+	sp := n.traceOut(ctx, to.Node, &el)
+	err = n.oneWay("send", to.Node, to.Incarnation, pidTarget(to), sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
+	return err
 }
 
 // sendNamed is the transport's SendNamed.
-func (n *Node) sendNamed(sender actor.PID, node, name string, msg any) error {
+func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
 	tg := nameTarget(name)
 	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
@@ -33,18 +38,28 @@ func (n *Node) sendNamed(sender actor.PID, node, name string, msg any) error {
 		return actor.NewError("send", node, 0, tg.String(), err)
 	}
 	el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender, Type: typ, Msg: pm}
-	return n.oneWay("send", node, 0, tg, sender, &el)
+	sp := n.traceOut(ctx, node, &el)
+	err = n.oneWay("send", node, 0, tg, sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
+	return err
 }
 
 // cast is the transport's Cast.
-func (n *Node) cast(sender actor.PID, node, fn string, arg proto.Message) error {
+func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
 	typ, pm, err := wire.PayloadOf(arg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return actor.NewError("cast", node, 0, fn, err)
 	}
 	el := wire.Element{Kind: wire.KindCast, Fn: fn, Type: typ, Msg: pm}
-	return n.oneWay("cast", node, 0, fnTarget(fn), sender, &el)
+	sp := n.traceOut(ctx, node, &el)
+	err = n.oneWay("cast", node, 0, fnTarget(fn), sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
+	return err
 }
 
 // oneWay sends a send or cast element: through a pool when one is
@@ -109,7 +124,12 @@ func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any,
 		return nil, actor.NewError("request", to.Node, to.Incarnation, to.String(), err)
 	}
 	el := wire.Element{Kind: wire.KindRequest, To: to, Sender: sender, Type: typ, Msg: pm}
-	return n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
+	sp := n.traceOut(ctx, to.Node, &el)
+	v, err := n.call(ctx, "request", to.Node, to.Incarnation, pidTarget(to), sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
+	return v, err
 }
 
 // requestNamed is the transport's RequestNamed.
@@ -121,7 +141,12 @@ func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name st
 		return nil, actor.NewError("request", node, 0, tg.String(), err)
 	}
 	el := wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender, Type: typ, Msg: pm}
-	return n.call(ctx, "request", node, 0, tg, sender, &el)
+	sp := n.traceOut(ctx, node, &el)
+	v, err := n.call(ctx, "request", node, 0, tg, sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
+	return v, err
 }
 
 // callFn is the transport's Call.
@@ -132,7 +157,11 @@ func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, ar
 		return nil, actor.NewError("call", node, 0, fn, err)
 	}
 	el := wire.Element{Kind: wire.KindCall, Fn: fn, Type: typ, Msg: pm}
+	sp := n.traceOut(ctx, node, &el)
 	v, err := n.call(ctx, "call", node, 0, fnTarget(fn), sender, &el)
+	if sp != nil {
+		endSpan(sp, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -237,7 +237,7 @@ func (pl *poolLink) drop(batches []*batchBuf, reason error) {
 			if end > len(b) {
 				break
 			}
-			pl.dropEntry(wire.Kind(b[0]), b[:end], reason)
+			pl.dropEntry(wire.Unwrap(wire.Kind(b[0]), b[5:end]), b[:end], reason)
 			b = b[end:]
 		}
 		pl.q.done(bb)

@@ -17,12 +17,12 @@ type transport Node
 
 var _ actorhooks.Transport = (*transport)(nil)
 
-func (t *transport) Send(sender, to actor.PID, msg any) error {
-	return (*Node)(t).sendTo(sender, to, msg)
+func (t *transport) Send(ctx context.Context, sender, to actor.PID, msg any) error {
+	return (*Node)(t).sendTo(ctx, sender, to, msg)
 }
 
-func (t *transport) SendNamed(sender actor.PID, node, name string, msg any) error {
-	return (*Node)(t).sendNamed(sender, node, name, msg)
+func (t *transport) SendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
+	return (*Node)(t).sendNamed(ctx, sender, node, name, msg)
 }
 
 func (t *transport) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
@@ -33,8 +33,8 @@ func (t *transport) RequestNamed(ctx context.Context, sender actor.PID, node, na
 	return (*Node)(t).requestNamed(ctx, sender, node, name, msg)
 }
 
-func (t *transport) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
-	return (*Node)(t).cast(sender, node, fn, arg)
+func (t *transport) Cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
+	return (*Node)(t).cast(ctx, sender, node, fn, arg)
 }
 
 func (t *transport) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {

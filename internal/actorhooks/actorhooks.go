@@ -18,8 +18,10 @@ import (
 //
 // Methods are called concurrently from any goroutine. sender identifies
 // the caller (an actor, a Sender handle, or zero for the system's root
-// handle): one sender's messages to one target keep their order. Send and
-// Cast may wait while a link is dialed or full; Request and Call block
+// handle): one sender's messages to one target keep their order. The ctx
+// of Send, SendNamed and Cast carries the caller's trace context (its
+// values only: it bounds nothing). Send and Cast may wait while a link
+// is dialed or full; Request and Call block
 // until answered, ctx ends, or liveness fails them. Watch asks for
 // Terminated at the local watcher when the remote target ends or its node
 // incarnation leaves; NotifyTerminated tells a remote watcher that a
@@ -29,11 +31,11 @@ import (
 // actor declares, so the hook's function type matches across the two
 // packages.
 type Transport = interface {
-	Send(sender, to actor.PID, msg any) error
-	SendNamed(sender actor.PID, node, name string, msg any) error
+	Send(ctx context.Context, sender, to actor.PID, msg any) error
+	SendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error
 	Request(ctx context.Context, sender, to actor.PID, msg any) (any, error)
 	RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error)
-	Cast(sender actor.PID, node, fn string, arg proto.Message) error
+	Cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error
 	Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error)
 	Watch(watcher, target actor.PID)
 	Unwatch(watcher, target actor.PID)
@@ -53,6 +55,12 @@ var (
 
 	// DeliverNamed is DeliverLocal to the local actor registered as name.
 	DeliverNamed = hooks.DeliverNamed.(func(sys *actor.System, ctx context.Context, sender actor.PID, name string, msg any, r actor.Replier) error)
+
+	// DeliverTraced is DeliverLocal (name empty) or DeliverNamed (name
+	// set) for a message that carried a trace: while the actor handles
+	// it, Context.Context returns tc (the server span, or the caller's
+	// remote span context).
+	DeliverTraced = hooks.DeliverTraced.(func(sys *actor.System, ctx, tc context.Context, sender, to actor.PID, name string, msg any, r actor.Replier) error)
 
 	// DeliverRun queues msgs, in order, for one local actor: the one
 	// registered as name when name is not empty, else to; senders[i] is

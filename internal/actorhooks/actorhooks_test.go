@@ -96,8 +96,10 @@ type recorder struct {
 	notified map[actor.PID]error
 }
 
-func (r *recorder) Send(sender, to actor.PID, msg any) error { return actor.ErrUnreachable }
-func (r *recorder) SendNamed(sender actor.PID, node, name string, msg any) error {
+func (r *recorder) Send(ctx context.Context, sender, to actor.PID, msg any) error {
+	return actor.ErrUnreachable
+}
+func (r *recorder) SendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
 	return actor.ErrUnreachable
 }
 func (r *recorder) Request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
@@ -106,7 +108,7 @@ func (r *recorder) Request(ctx context.Context, sender, to actor.PID, msg any) (
 func (r *recorder) RequestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	return nil, actor.ErrUnreachable
 }
-func (r *recorder) Cast(sender actor.PID, node, fn string, arg proto.Message) error {
+func (r *recorder) Cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
 	return actor.ErrUnreachable
 }
 func (r *recorder) Call(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {

@@ -14,6 +14,10 @@ var (
 	// func(*actor.System, context.Context, sender actor.PID, name string, msg any, r actor.Replier) error.
 	DeliverNamed any
 
+	// DeliverTraced is a
+	// func(*actor.System, ctx, tc context.Context, sender, to actor.PID, name string, msg any, r actor.Replier) error.
+	DeliverTraced any
+
 	// DeliverRun is a
 	// func(*actor.System, context.Context, to actor.PID, name string, msgs []any, senders []actor.PID) (int, error).
 	DeliverRun any

@@ -17,6 +17,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/remote"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const envChild = "MAILROOM_TESTNODE"
@@ -41,6 +42,9 @@ type Options struct {
 	ConsulService string
 	TTL           time.Duration
 	Refresh       time.Duration
+	// TracerProvider is remote.Config.TracerProvider: for nodes in this
+	// process only (Local); a child has none.
+	TracerProvider trace.TracerProvider `json:"-"`
 }
 
 // MaybeRunChild runs this process as a child node when it was started by
@@ -155,6 +159,7 @@ func RemoteConfig(o Options) remote.Config {
 		PoolSize:          o.PoolSize,
 		HeartbeatInterval: o.Heartbeat,
 		HeartbeatMisses:   o.Misses,
+		TracerProvider:    o.TracerProvider,
 	}
 }
 

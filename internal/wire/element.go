@@ -27,6 +27,10 @@ type Element struct {
 	Control  *Control  // control frames
 	Reason   string    // goodbye
 	Clean    bool      // goodbye: every call and request taken on this link was answered before it
+	// Trace, when not zero on a send, cast, call or request, is its
+	// caller's trace context: the element travels as a traced frame
+	// (trace.go). Zero, the bytes are those of an untraced element.
+	Trace Trace
 
 	// Msg, when set on an element being encoded, is the payload itself:
 	// it is marshalled straight into the frame (Type names it, Payload is
@@ -137,6 +141,9 @@ func (e *Ends) appendBody(dst []byte, el *Element) []byte {
 // appended so far are left in the result; callers drop it.
 func (e *Ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
 	var err error
+	if el.traced() {
+		dst = append(appendTraceHead(dst, &el.Trace), byte(el.Kind))
+	}
 	switch el.Kind {
 	case KindSend:
 		dst = e.appendTarget(dst, el.To, el.ToName)
@@ -198,10 +205,21 @@ func (e *Ends) payload(dst []byte, el *Element) ([]byte, error) {
 	return out, nil
 }
 
+// traced reports whether el travels as a traced frame.
+func (el *Element) traced() bool { return !el.Trace.IsZero() && traceable(el.Kind) }
+
+// wireKind is the kind el is framed as: KindTraced for a traced element.
+func (el *Element) wireKind() Kind {
+	if el.traced() {
+		return KindTraced
+	}
+	return el.Kind
+}
+
 // AppendFrame encodes el as one whole frame; its payload, if any, must
 // already be bytes (see encodeFrame).
 func (e *Ends) AppendFrame(dst []byte, el *Element) []byte {
-	dst, start := beginFrame(dst, el.Kind)
+	dst, start := beginFrame(dst, el.wireKind())
 	dst = e.appendBody(dst, el)
 	return endFrame(dst, start)
 }
@@ -210,7 +228,7 @@ func (e *Ends) AppendFrame(dst []byte, el *Element) []byte {
 // encoded in place). On an error dst is returned as it was given.
 func (e *Ends) EncodeFrame(dst []byte, el *Element) ([]byte, error) {
 	mark := len(dst)
-	dst, start := beginFrame(dst, el.Kind)
+	dst, start := beginFrame(dst, el.wireKind())
 	dst, err := e.encodeBody(dst, el)
 	if err != nil {
 		return dst[:mark], err
@@ -229,7 +247,7 @@ func (e *Ends) appendElement(dst []byte, el *Element) []byte {
 // is encoded in place). On an error dst is returned as it was given.
 func (e *Ends) EncodeElement(dst []byte, el *Element) ([]byte, error) {
 	mark := len(dst)
-	dst = append(dst, byte(el.Kind))
+	dst = append(dst, byte(el.wireKind()))
 	// Reserve a fixed 4-byte length: cheaper than encoding twice.
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
@@ -248,8 +266,21 @@ func GetU32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
-// DecodeBody decodes the body of a frame or element of kind k.
+// DecodeBody decodes the body of a frame or element of kind k. A traced
+// body decodes into the element it wraps, with its Trace set.
 func (e *Ends) DecodeBody(k Kind, body []byte, el *Element) error {
+	if k == KindTraced {
+		var t Trace
+		d := Dec{B: body}
+		inner := readTrace(&d, &t)
+		if d.Err != nil {
+			*el = Element{Kind: k}
+			return d.Err
+		}
+		err := e.DecodeBody(inner, d.B, el)
+		el.Trace = t
+		return err
+	}
 	*el = Element{Kind: k}
 	d := Dec{B: body, in: e.In}
 	switch k {
@@ -358,7 +389,7 @@ func (it *batchIter) Next(el *Element) (ok bool, err error) {
 	body := it.d.B[:n:n]
 	it.d.B = it.d.B[n:]
 	switch k {
-	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
+	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced:
 	default:
 		return false, fmt.Errorf("%w: %s is not allowed in a batch", ErrMalformed, k)
 	}

@@ -17,6 +17,13 @@ import (
 
 var fuzzEnds = Ends{SelfNode: "a", SelfInc: 1, PeerNode: "b", PeerInc: 2}
 
+var seedTrace = Trace{
+	ID:    [16]byte{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+	Span:  [8]byte{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+	Flags: 1,
+	State: "vendor=opaque,other=1",
+}
+
 // seedFrames are valid frames of every kind, and a batch.
 func seedFrames() [][]byte {
 	pid := actor.PID{Node: "b", Incarnation: 2, ID: 7}
@@ -37,14 +44,16 @@ func seedFrames() [][]byte {
 		{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{3, 1 << 40}}},
 		{Kind: KindControl, Control: &Control{Op: CtlIdleClose}},
 		{Kind: KindGoodbye, Reason: "bye"},
+		{Kind: KindSend, To: pid, Sender: other, Type: "t.M", Trace: seedTrace},
+		{Kind: KindCall, ID: 44, Fn: "f", Type: "t.M", Trace: Trace{ID: seedTrace.ID, Span: seedTrace.Span, Flags: 1}},
 	}
 	var out [][]byte
 	var batch []byte
 	n := 0
 	for i := range els {
 		out = append(out, fuzzEnds.AppendFrame(nil, &els[i]))
-		switch els[i].Kind {
-		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel:
+		switch els[i].wireKind() {
+		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced:
 			batch = fuzzEnds.appendElement(batch, &els[i])
 			n++
 		}

@@ -17,7 +17,7 @@ import (
 var ProtoMagic = [4]byte{'M', 'R', 'O', 'M'}
 
 const (
-	ProtocolVersion uint16 = 3
+	ProtocolVersion uint16 = 4
 	maxHandshakeMsg        = 4096
 	nonceSize              = 32
 	MacSize                = sha256.Size

@@ -22,7 +22,8 @@ const (
 	KindControl  Kind = 0x09
 	KindBatch    Kind = 0x0A
 	KindGoodbye  Kind = 0x0B
-	maxKindValue      = KindGoodbye
+	KindTraced   Kind = 0x0C // a send, cast, call or request with its caller's trace context (trace.go)
+	maxKindValue      = KindTraced
 )
 
 func (k Kind) String() string {
@@ -49,6 +50,8 @@ func (k Kind) String() string {
 		return "batch"
 	case KindGoodbye:
 		return "goodbye"
+	case KindTraced:
+		return "traced"
 	}
 	return fmt.Sprintf("kind(0x%02x)", uint8(k))
 }
