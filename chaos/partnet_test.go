@@ -34,15 +34,28 @@ func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
 	t.Helper()
 	pn := &partnet{px: map[string]*faultnet.Proxy{}, ports: map[string]int{}}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	// a and d listen from here on (their nodes take the listeners), so no
+	// other socket can take their ports before they start: a port freed
+	// here was taken by a connection of the child's start now and then
+	// ("bind: address already in use"). b, in its own process, binds its
+	// port as soon as it starts.
+	held := map[string]net.Listener{}
+	for _, name := range []string{"a", "d"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() }) // its node closed it already, unless it never started
+		held[name] = ln
+		pn.ports[name] = ln.Addr().(*net.TCPAddr).Port
+	}
+	pn.ports["b"] = freePort(t)
 	for _, name := range []string{"a", "b", "d"} {
-		pn.ports[name] = freePort(t)
 		p, err := faultnet.Listen(addr(pn.ports[name]))
 		require.NoError(t, err)
 		t.Cleanup(func() { p.Close() }) // after the nodes stop
 		pn.px[name] = p
 	}
 	cfg := func(name string, seeds ...string) remote.Config {
-		return remote.Config{Listen: addr(pn.ports[name]), Advertise: pn.px[name].Addr(), Seeds: seeds,
+		return remote.Config{Listen: addr(pn.ports[name]), Advertise: pn.px[name].Addr(), Seeds: seeds, Network: &heldTCP{ln: held[name]},
 			HeartbeatInterval: hb, HeartbeatMisses: misses, HandshakeTimeout: time.Second, DialTimeout: time.Second}
 	}
 	pn.bChild, pn.bCtr = startChild(t, testnode.Options{Name: "b", Listen: addr(pn.ports["b"]), Advertise: pn.px["b"].Addr(),
@@ -64,6 +77,21 @@ func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
 		require.NoError(t, pn.c.n.Connect(ctxFor(t, 10*time.Second), n, ""))
 	}
 	return pn
+}
+
+// heldTCP is TCP whose Listen hands out a listener bound beforehand.
+type heldTCP struct {
+	remote.TCP
+	ln net.Listener
+}
+
+func (h *heldTCP) Listen(addr string) (net.Listener, error) {
+	if h.ln != nil && h.ln.Addr().String() == addr {
+		ln := h.ln
+		h.ln = nil
+		return ln, nil
+	}
+	return h.TCP.Listen(addr)
 }
 
 // each applies f to every proxy.

@@ -261,6 +261,7 @@ func TestScrapeEveryLayer(t *testing.T) {
 	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_remote_pending_calls", "peer", "b", "incarnation", binc))
 	require.Greater(t, mustValue(t, mfs, "mailroom_remote_pending_oldest_seconds", "peer", "b", "incarnation", binc), 0.0)
 	require.Equal(t, 0.0, mustValue(t, mfs, "mailroom_remote_liveness_verdicts_total", "verdict", "link_silent"))
+	require.Equal(t, 0.0, mustValue(t, mfs, "mailroom_remote_liveness_verdicts_total", "verdict", "link_idle"))
 	mustValue(t, mfs, "mailroom_remote_heartbeats_missed_total")
 
 	// The pool toward b: 20 calls went in batches.

@@ -41,7 +41,7 @@ var (
 	descHeartbeats = desc("mailroom_remote_heartbeats_missed_total",
 		"Heartbeat intervals that passed with nothing heard on a link, past the first.")
 	descVerdicts = desc("mailroom_remote_liveness_verdicts_total",
-		"Liveness verdicts: links closed silent (HeartbeatMisses intervals unheard) or stalled (the peer reads none of its replies), and peer incarnations declared gone.", "verdict")
+		"Liveness verdicts: links closed silent (HeartbeatMisses intervals unheard) or stalled (the peer reads none of its replies), native links closed idle (LinkIdleTimeout with no traffic and nothing pinned), and peer incarnations declared gone.", "verdict")
 	descFailedLiveness = desc("mailroom_remote_failed_by_liveness_total",
 		"Pending calls and requests failed because their link or peer incarnation died.")
 	descPending = desc("mailroom_remote_pending_calls",
@@ -90,6 +90,7 @@ func (c *collector) collectRemote(ch chan<- prometheus.Metric, st remote.Stats) 
 	counter(ch, descHeartbeats, st.HeartbeatsMissed)
 	counter(ch, descVerdicts, st.LinksSilent, "link_silent")
 	counter(ch, descVerdicts, st.LinksStalled, "link_stalled")
+	counter(ch, descVerdicts, st.LinksIdleClosed, "link_idle")
 	counter(ch, descVerdicts, st.PeersGone, "incarnation_gone")
 	counter(ch, descFailedLiveness, st.FailedByLiveness)
 	gauge(ch, descInflight, float64(st.Inflight))

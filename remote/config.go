@@ -190,6 +190,17 @@ type Config struct {
 	// name beyond it is refused once nothing can be forgotten. Names that
 	// discovery reports are always kept. Default 16384.
 	MaxNodes int
+	// LinkIdleTimeout: a native link this node dialed for traffic (the
+	// first Send, Request, Cast, Call or Watch to a node) is closed once
+	// it has carried nothing but heartbeats, in either direction, for this
+	// long while nothing was pinned to it (calls or requests waiting,
+	// watches either way, a pool toward the peer, or one being built).
+	// The next message dials a new link; order and accounting hold across
+	// the change. Links to seeds kept by this node, to nodes the user
+	// Connected to, and to nodes discovery does not list stay open.
+	// idle.go has the whole rule. Default 60s (longer than proxypool's
+	// IdleTimeout, so an idle pool goes first); negative: never.
+	LinkIdleTimeout time.Duration
 }
 
 // minCookieLen is the shortest cookie Start accepts without
@@ -228,6 +239,7 @@ func DefaultConfig() Config {
 		MaxWatchesPerPeer:       65536,
 		ForgetNodesAfter:        5 * time.Minute,
 		MaxNodes:                16384,
+		LinkIdleTimeout:         time.Minute,
 	}
 }
 
@@ -262,6 +274,9 @@ func (c Config) withDefaults(sys *actor.System) (Config, error) {
 	}
 	if c.MaxHandshakesPerIP == 0 {
 		c.MaxHandshakesPerIP = d.MaxHandshakesPerIP
+	}
+	if c.LinkIdleTimeout == 0 {
+		c.LinkIdleTimeout = d.LinkIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = sys.Logger()

@@ -35,6 +35,16 @@
 // synchronised); cancelling ctx sends a cancel to the incarnation that
 // took the call.
 //
+// # Links follow traffic
+//
+// A native link is dialed on the first message to a node (or by Connect,
+// or kept to a seed). One the node dialed for traffic closes once it has
+// carried nothing but heartbeats for Config.LinkIdleTimeout (60 s) while
+// nothing was pinned to it: no call waiting, no watch either way, no pool
+// toward the peer. That is no failure: the peer incarnation stays known,
+// and the next message dials a new link, after everything the old one
+// carried (per-sender order holds; Stats.LinksIdleClosed counts them).
+//
 // # Trust
 //
 // Links are authenticated both ways over the cookie (internal/wire/SPEC.md): the dialer

@@ -513,6 +513,8 @@ func (n *Node) inControl(l *link, c *wire.Control) {
 	switch c.Op {
 	case wire.CtlFence:
 		l.awaitFenced(c.Links)
+	case wire.CtlIdleClose:
+		n.onIdleClose(l) // idle.go
 	case wire.CtlWatch:
 		n.inWatch(l.peer, c.Watcher, c.Target) // prune.go: bounded per peer
 	case wire.CtlUnwatch:

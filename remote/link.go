@@ -42,6 +42,7 @@ type link struct {
 	seq      uint64 // frames appended
 	closed   bool
 	wclosed  bool // we said goodbye and half-closed: nothing more is written
+	finIdle  bool // closed for idleness: the writer half-closes once the buffer is written (idle.go)
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
@@ -52,7 +53,13 @@ type link struct {
 	wake        chan struct{} // one slot: the writer has work
 	flushed     atomic.Uint64 // frames whose write has begun (may have left)
 	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
-	reads       atomic.Uint64 // reads that returned bytes, and frames dispatched; the liveness loop turns changes into lastRead
+	reads       atomic.Uint64 // reads that returned bytes, and pings and pongs dispatched; the liveness loop turns changes into lastRead
+	dataIn      atomic.Uint64 // frames dispatched but pings and pongs (reader only; liveness counts them as reads too)
+	ctlOut      atomic.Uint64 // pings and pongs appended (enqueueCtl): seq less these is the data written
+	idleMark    atomic.Uint64 // data frames both ways at the last idle check (idle.go)
+	idleSince   atomic.Int64  // unix ns since when the link carried no data and nothing was pinned to it (idle.go)
+	idleClosed  atomic.Bool   // we close it for idleness: writers take a new link (idle.go)
+	peerIdle    atomic.Bool   // its dialer said it closes it for idleness: we write nothing more on it (idle.go)
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
 	admitWait   atomic.Bool   // the reader waits for its peer's admission (admission.go)
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
@@ -86,6 +93,7 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *
 	}
 	l.lastRead.Store(now)
 	l.lastSent.Store(now)
+	l.idleSince.Store(now)
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	return l
 }
@@ -143,7 +151,11 @@ const ctlHeadroom = 4 << 10
 // side's reader would otherwise wait, for room to pong, on the other's
 // reader. With block, a frame past the headroom waits for room.
 func (l *link) enqueueCtl(frame []byte, block bool, appended func()) (uint64, error) {
-	return l.enqueueUpTo(l.limit+ctlHeadroom, frame, 1, block, nil, appended)
+	seq, err := l.enqueueUpTo(l.limit+ctlHeadroom, frame, 1, block, nil, appended)
+	if err == nil {
+		l.ctlOut.Add(1) // heartbeats do not keep a link from being idle
+	}
+	return seq, err
 }
 
 // enqueueUpTo is enqueueThen with limit in place of the link's.
@@ -243,7 +255,14 @@ func (l *link) writeLoop() {
 		if cap(out) <= 1<<20 {
 			l.spare = out[:0]
 		}
+		fin := l.finIdle && len(l.buf) == 0
+		if fin {
+			l.finIdle = false
+		}
 		l.mu.Unlock()
+		if fin {
+			l.finishWrites() // idle.go
+		}
 	}
 }
 

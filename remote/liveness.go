@@ -25,6 +25,7 @@ func (n *Node) livenessLoop() {
 			return
 		case now := <-t.C:
 			n.checkLinks(now)
+			n.closeIdleLinks(now) // idle.go
 			if now.Sub(swept) >= workerSweep {
 				swept = now
 				n.workers.sweep() // callworkers.go
@@ -55,7 +56,7 @@ func (n *Node) checkLinks(now time.Time) {
 			// fence, read budget, or admission while handlers of the peer
 			// still run) is busy, not silent (admission.go).
 			admitWait := l.admitWait.Load()
-			if r := l.reads.Load(); r != l.seen || l.dispatching.Load() || (admitWait && p.adm.running()) {
+			if r := l.reads.Load() + l.dataIn.Load(); r != l.seen || l.dispatching.Load() || (admitWait && p.adm.running()) {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 				l.missed = 0

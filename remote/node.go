@@ -136,6 +136,7 @@ type slot struct {
 	seen    time.Time            // when it was last known in use (prune.go)
 	listed  bool                 // discovery reports it up
 	pinned  bool                 // the user connected to it by address
+	kept    bool                 // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
 }
 
 // dialAttempt is one dial of a native link. Callers that find a dial
@@ -661,13 +662,18 @@ func (c *roleConn) CloseWrite() error {
 
 // Connect dials node at addr (when addr is not empty, it is remembered)
 // and waits for the native link. Not needed when discovery knows the node.
+// The link is kept: it is not closed when idle (Config.LinkIdleTimeout).
 func (n *Node) Connect(ctx context.Context, node, addr string) error {
+	n.mu.Lock()
+	s := n.slots[node]
 	if addr != "" {
-		n.mu.Lock()
-		s := n.slotLocked(node)
+		s = n.slotLocked(node)
 		s.addr, s.addrInc, s.pinned = addr, 0, true
-		n.mu.Unlock()
 	}
+	if s != nil { // (none: nothing to dial, connect says so)
+		s.kept = true
+	}
+	n.mu.Unlock()
 	_, _, err := n.connect(ctx, node)
 	return err
 }

@@ -99,6 +99,9 @@ func (n *Node) oneWay(op, node string, wantInc uint64, tg target, sender actor.P
 		_, err = l.enqueueEl(el, block, nil)
 		p.pathMu.RUnlock()
 		if err != nil {
+			if retryFresh(l, err) {
+				continue // closed for idleness meanwhile: a new link (idle.go)
+			}
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
@@ -243,6 +246,9 @@ func (n *Node) call(ctx context.Context, op, node string, wantInc uint64, tg tar
 		np.pathMu.RUnlock()
 		if err != nil {
 			np.takePending(el.ID)
+			if retryFresh(l, err) {
+				continue // closed for idleness meanwhile: a new link (idle.go)
+			}
 			if errors.Is(err, errLinkClosed) {
 				err = actor.ErrNotSent
 			}
@@ -289,18 +295,18 @@ func (n *Node) countBad(err error) {
 
 // sendCancel tells the incarnation that took the call to cancel it.
 func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
-	l, _ := pc.via.(*link)
-	if l == nil || l.isClosed() {
-		l = p.anyLink()
+	el := &wire.Element{Kind: wire.KindCancel, ID: id}
+	if l, _ := pc.via.(*link); l != nil && !l.isClosed() {
+		if _, err := l.enqueueEl(el, false, nil); !retryFresh(l, err) {
+			return
+		}
 	}
-	if l == nil {
-		return
-	}
-	_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindCancel, ID: id}, false, nil)
+	p.sendCtl(el)
 }
 
 // watch is the transport's Watch.
 func (n *Node) watch(watcher, target actor.PID) {
+again:
 	p, l, err := n.connectBounded(target.Node)
 	if err != nil {
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
@@ -317,6 +323,9 @@ func (n *Node) watch(watcher, target actor.PID) {
 	el := wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlWatch, Watcher: watcher, Target: target}}
 	if _, err := l.enqueueEl(&el, true, nil); err != nil {
 		p.removeWatch(watcher, target)
+		if retryFresh(l, err) {
+			goto again // closed for idleness meanwhile: a new link (idle.go)
+		}
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), actor.ErrNodeDown))
 	}
 }
@@ -328,9 +337,7 @@ func (n *Node) unwatch(watcher, target actor.PID) {
 		return
 	}
 	p.removeWatch(watcher, target)
-	if l := p.anyLink(); l != nil {
-		_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlUnwatch, Watcher: watcher, Target: target}}, false, nil)
-	}
+	p.sendCtl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlUnwatch, Watcher: watcher, Target: target}})
 }
 
 // notifyTerminated is the transport's NotifyTerminated: a local actor a
@@ -340,17 +347,13 @@ func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
 	if p == nil || p.inc != watcher.Incarnation {
 		return // the watcher's incarnation is gone; it learned of it there
 	}
-	l := p.anyLink()
-	if l == nil {
-		return
-	}
 	c := &wire.Control{Op: wire.CtlTerminated, Watcher: watcher, Target: pid}
 	if reason != nil {
 		el := wire.Element{}
 		wire.ErrorReply(&el, reason)
 		c.Status, c.Code, c.Message = el.Status, el.Code, el.Message
 	}
-	_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: c}, false, nil)
+	p.sendCtl(&wire.Element{Kind: wire.KindControl, Control: c})
 }
 
 // current is the live incarnation of node, or nil.

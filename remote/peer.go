@@ -160,7 +160,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == wire.RoleNative && !l.isClosed() {
+		if l.role == wire.RoleNative && !l.isClosed() && !l.peerIdle.Load() { // (not one it closes for idleness: idle.go)
 			return l
 		}
 	}
@@ -179,7 +179,7 @@ func (p *peer) replyLink() *link {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() && !l.writeClosed() { // not a pool link ending (PoolLink.Finish)
+		if !l.isClosed() && !l.writeClosed() && !l.peerIdle.Load() { // not a pool link ending (PoolLink.Finish), nor one closed idle
 			return l
 		}
 	}
@@ -268,7 +268,7 @@ func (n *Node) linkDown(l *link, reason error) {
 	// A pool link its dialer finished (a half-close, PoolLink.Finish)
 	// ends with a clean EOF: no news.
 	finished := l.role == wire.RolePool && !l.outbound && errors.Is(reason, io.EOF)
-	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished
+	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished || endOfIdle(l, reason)
 	if quiet {
 		n.log.Debug("link down", "link", l.String(), "reason", reason)
 	} else {
@@ -279,9 +279,9 @@ func (n *Node) linkDown(l *link, reason error) {
 		// A clean goodbye promised that whatever it had not answered it
 		// never took: so too for calls that crossed the goodbye.
 		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
-	} else {
+	} else if !l.idleClosed.Load() {
 		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
-	}
+	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {
 		n.stats.failedByLiveness.Add(uint64(failed))
 	}

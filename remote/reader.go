@@ -74,7 +74,11 @@ func (r *linkReader) read() *inboundCall {
 		l.node.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
 		l.node.stats.framesIn.Add(1)
 		err = r.dispatch(l, k, body)
-		l.reads.Add(1)
+		if k == wire.KindPing || k == wire.KindPong {
+			l.reads.Add(1)
+		} else {
+			l.dataIn.Add(1) // one counter per frame either way (idle.go)
+		}
 		c := l.inline
 		l.inline = nil
 		if err != nil {

@@ -119,9 +119,10 @@ func (r *readiness) state(node string) readyState {
 
 // WaitPeer returns once this node has a live native link to node: the
 // PeerInfo of the incarnation it reached. It waits on the node's own link
-// and discovery events, with no polling: it dials node (Connect) once at
-// the start and again after each event of discovery listing node as up
-// (a Consul member is otherwise linked on the first message to it; a
+// and discovery events, with no polling: it dials node (as Connect does,
+// but the link is not kept: it closes when idle, Config.LinkIdleTimeout)
+// once at the start and again after each event of discovery listing node
+// as up (a Consul member is otherwise linked on the first message to it; a
 // Static seed is kept linked by the node), and returns as soon as any
 // link to node is up, whoever made it (a Connect, a Call, the seed
 // keeper, the peer dialling in). When ctx ends first, the error
@@ -150,7 +151,7 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 			return PeerInfo{}, fmt.Errorf("remote: waiting for a link to node %s: %w", node, actor.ErrStopped)
 		case first || st.listed != dialed:
 			first, dialed = false, st.listed
-			if dialErr = n.Connect(ctx, node, ""); dialErr == nil {
+			if _, _, dialErr = n.connect(ctx, node); dialErr == nil { // not Connect: the link is not kept from closing idle
 				continue // its link event is on its way, or already in
 			}
 		}

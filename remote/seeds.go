@@ -63,6 +63,9 @@ func (n *Node) keepSeed(ctx context.Context, name string, wake <-chan struct{}) 
 	defer n.wg.Done()
 	backoff := seedBackoffMin
 	for {
+		n.mu.Lock()
+		n.slotLocked(name).kept = true // never closed idle (idle.go)
+		n.mu.Unlock()
 		_, _, err := n.connect(ctx, name)
 		var t *time.Timer
 		var wait <-chan time.Time

@@ -31,9 +31,7 @@ func (n *Node) Drain(ctx context.Context) {
 		n.log.Warn("could not announce draining to discovery", "err", err)
 	}
 	for _, p := range n.livePeers() {
-		if l := p.anyLink(); l != nil {
-			_, _ = l.enqueueEl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: true, Meta: n.announceMeta()}}, false, nil)
-		}
+		p.sendCtl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: true, Meta: n.announceMeta()}})
 	}
 }
 

@@ -43,6 +43,10 @@ type Stats struct {
 	LinksSilent      uint64
 	LinksStalled     uint64
 	PeersGone        uint64
+	// LinksIdleClosed counts the native links this node closed because
+	// they were idle for LinkIdleTimeout (idle.go): not a liveness
+	// failure, nothing pinned to them failed.
+	LinksIdleClosed uint64
 	// Discovery: the events the node applied, by type (Up, Updated,
 	// Down), and the other nodes discovery lists up now.
 	MemberEvents [3]uint64
@@ -91,6 +95,7 @@ type nodeStats struct {
 	watchesRefused, nodesForgotten                      atomic.Uint64
 
 	heartbeatsMissed, linksSilent, linksStalled, peersGone atomic.Uint64
+	linksIdleClosed                                        atomic.Uint64
 	memberEvents                                           [3]atomic.Uint64 // by discovery.EventType-1
 }
 
@@ -121,6 +126,7 @@ func (n *Node) Stats() Stats {
 		LinksSilent:       n.stats.linksSilent.Load(),
 		LinksStalled:      n.stats.linksStalled.Load(),
 		PeersGone:         n.stats.peersGone.Load(),
+		LinksIdleClosed:   n.stats.linksIdleClosed.Load(),
 		Handshaking:       n.gate.inProgress(),
 		HandshakesShed:    n.stats.handshakesShed.Load(),
 		AcceptErrors:      n.stats.acceptErrors.Load(),

@@ -185,7 +185,7 @@ func WriteDoc(path string, runs []Result, command string) error {
 		p("Memory slope with %s pools: %.2f MB per added node (largest node), %.2f (mean node). ", mode, slopes[mode][0], slopes[mode][1])
 	}
 	p("Memory is called flat when the mean node grows by less than a quarter MB per added node. ")
-	p("Links: with eager pools a node builds a pool (pool size links) toward every member and accepts one from each, so links grow with the cluster (about 2 × pool size × (N − 1) + native links); with lazy pools only toward the peers it sends to, and its links grow with its active peers. Native links stay: one per peer a node talked to or that dialed it (they are not closed when idle; see below).\n\n")
+	p("Links: with eager pools a node builds a pool (pool size links) toward every member and accepts one from each, so links grow with the cluster (about 2 × pool size × (N − 1) + native links); with lazy pools only toward the peers it sends to, and its links grow with its active peers. Native links follow traffic too: one out per peer a node sent to within `LinkIdleTimeout` (60 s) and one in per peer that sent to it; a native link with no traffic and nothing pinned to it (no call waiting, no watch, no pool toward the peer) closes after that long, and the next message dials a new one (links kept on purpose, seeds and `Connect`, stay; see below).\n\n")
 
 	p("%s", seenRunning)
 	p("## On paper: 1,000 nodes\n\n")
@@ -195,9 +195,9 @@ func WriteDoc(path string, runs []Result, command string) error {
 	refresh := 3 / ttl.Seconds()
 	p("| | eager pools (`Eager: true`) | lazy pools (the default) |\n|---|--:|--:|\n")
 	p("| pool links (out + in) | 2 × 48 × 999 = 95,904 | 2 × 48 × 10 = 960 |\n")
-	p("| native links | up to 999 (one per peer it has talked to or that dialed it) | the same: native links are not closed when idle yet, so a node that once talked to every peer keeps up to 999 |\n")
-	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 (10 native) to 2,000 (999 native) |\n")
-	p("| heartbeats sent per second, when idle | ≈ 96,900 (one per idle link per second) | one per native link: ≈ 10 to 999 (an idle pool is torn down after IdleTimeout) |\n")
+	p("| native links | up to 999 (one per peer it has talked to or that dialed it: kept while a pool toward the peer is published) | ≈ 20 (one out per peer it sent to within `LinkIdleTimeout`, 60 s, one in per peer that sent to it; idle ones with nothing pinned close) |\n")
+	p("| file descriptors (one per link, plus ~20) | ≈ 96,900 (over a default ulimit of 1,024 and near 2^17) | ≈ 1,000 |\n")
+	p("| heartbeats sent per second, when idle | ≈ 96,900 (one per idle link per second) | ≈ 20 at most, and none once idle long enough: an idle pool is torn down after IdleTimeout (30 s), its native link closes after LinkIdleTimeout (60 s) |\n")
 	p("| Consul: TTL updates per second, cluster | 1,000 × %.1f = %.0f | same |\n", refresh, 1000*refresh)
 	entry := last.WatchBytesPerEntry
 	p("| Consul: watch answers per membership change | 1,000 (every node's blocking query returns with the whole service list: 1,000 entries × %.0f bytes (measured here per entry, as the agent sent them: its HTTP answers are gzip-compressed when the client accepts it, as Go's does) ≈ %.2f MB each, ≈ %.2f GB per change cluster-wide) | same |\n", entry, 1000*entry/1e6, 1000*1000*entry/1e9)

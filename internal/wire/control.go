@@ -18,8 +18,13 @@ const (
 	// CtlFence: Links are the writer's ids of links to the reader that the
 	// writer abandoned; the reader delivers nothing after the fence until
 	// those links' readers have ended (supersede.go).
-	CtlFence     ControlOp = 5
-	maxControlOp           = CtlFence
+	CtlFence ControlOp = 5
+	// CtlIdleClose: the writer closes this link, which it dialed, because
+	// it was idle; no fields. It writes nothing after it but its
+	// half-close; the reader writes nothing more on it either, and closes
+	// it once read to the end. Neither incarnation is affected.
+	CtlIdleClose ControlOp = 6
+	maxControlOp           = CtlIdleClose
 )
 
 // Control is the body of a control frame.
@@ -97,6 +102,7 @@ func (e *Ends) readControl(d *Dec) *Control {
 		for i := uint64(0); d.Err == nil && i < n; i++ {
 			c.Links = append(c.Links, d.uvarint("fenced link"))
 		}
+	case CtlIdleClose:
 	case CtlAnnounce:
 		switch v := d.U8("draining"); v {
 		case 0, 1:

@@ -42,6 +42,7 @@ func seedFrames() [][]byte {
 		{Kind: KindControl, Control: &Control{Op: CtlTerminated, Watcher: other, Target: pid, Status: StatusPanic, Message: "x"}},
 		{Kind: KindControl, Control: &Control{Op: CtlAnnounce, Draining: true, Meta: map[string]string{"k": "v"}}},
 		{Kind: KindControl, Control: &Control{Op: CtlFence, Links: []uint64{3, 1 << 40}}},
+		{Kind: KindControl, Control: &Control{Op: CtlIdleClose}},
 		{Kind: KindGoodbye, Reason: "bye"},
 		{Kind: KindSend, To: pid, Sender: other, Type: "t.M", Trace: seedTrace},
 		{Kind: KindCall, ID: 44, Fn: "f", Type: "t.M", Trace: Trace{ID: seedTrace.ID, Span: seedTrace.Span, Flags: 1}},
