@@ -61,15 +61,22 @@ func (s *System) deliverNamed(ctx context.Context, sender PID, name string, msg 
 	return p.deliver(ctx, envelope{msg: msg, sender: sender, reply: r})
 }
 
+// target is the local actor registered as name, or, when name is "",
+// the local actor to; nil if there is none.
+func (s *System) target(to PID, name string) *process {
+	if name != "" {
+		return s.names.get(name)
+	}
+	if to.Node == s.name {
+		return s.local(to)
+	}
+	return nil
+}
+
 // deliverTraced is actorhooks.DeliverTraced: deliverLocal or
 // deliverNamed with the handler's context tc.
 func (s *System) deliverTraced(ctx, tc context.Context, sender, to PID, name string, msg any, r Replier) error {
-	var p *process
-	if name != "" {
-		p = s.names.get(name)
-	} else if to.Node == s.name {
-		p = s.local(to)
-	}
+	p := s.target(to, name)
 	if p == nil {
 		return ErrNoProcess
 	}
@@ -79,12 +86,7 @@ func (s *System) deliverTraced(ctx, tc context.Context, sender, to PID, name str
 // deliverRun is actorhooks.DeliverRun: a transport hands a run of
 // messages for one local actor with one lookup and one mailbox lock.
 func (s *System) deliverRun(ctx context.Context, to PID, name string, msgs []any, senders []PID) (int, error) {
-	var p *process
-	if name != "" {
-		p = s.names.get(name)
-	} else if to.Node == s.name {
-		p = s.local(to)
-	}
+	p := s.target(to, name)
 	if p == nil {
 		return 0, ErrNoProcess
 	}

@@ -161,24 +161,6 @@ func (l *link) startIdleClose() bool {
 	return true
 }
 
-// finishWrites half-closes l once the writer has written its idle-close
-// frame; its reader goes on until the peer closes. Writer goroutine only.
-func (l *link) finishWrites() {
-	cw, ok := l.conn.(interface{ CloseWrite() error })
-	if !ok {
-		// No half-close (an in-memory pipe, whose writes return only once
-		// read): nothing written can be lost by closing.
-		l.close(errLinkClosed)
-		return
-	}
-	l.wmu.Lock()
-	err := cw.CloseWrite()
-	l.wmu.Unlock()
-	if err != nil {
-		l.close(errLinkClosed)
-	}
-}
-
 // abandonedLocked records our link id as abandoned while p lives: links
 // dialed later start with a fence naming it. Under p.mu.
 func (p *peer) abandonedLocked(id uint64) {

@@ -142,10 +142,7 @@ func (n *Node) inTracedSend(l *link, el *wire.Element) {
 		msg, err = n.decode(el.Type, el.Payload)
 	}
 	if err != nil {
-		n.stats.badMessages.Add(1)
-		to := sendTarget(n, el.To, el.ToName)
-		n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
-		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
+		n.dropSend(l, el, err)
 		return
 	}
 	tc, sp := n.traceIn(context.Background(), l.ends.PeerNode, el)

@@ -261,7 +261,7 @@ func (l *link) writeLoop() {
 		}
 		l.mu.Unlock()
 		if fin {
-			l.finishWrites() // idle.go
+			l.closeWriteSide() // the idle close is written: a lingering close (idle.go)
 		}
 	}
 }

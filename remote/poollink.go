@@ -354,10 +354,17 @@ func (l *link) finish() {
 	}
 	l.mu.Unlock()
 	l.countUnsent(unsent, errFinished)
+	l.closeWriteSide()
+}
+
+// closeWriteSide ends l's writing side (FIN, or TLS close_notify) and leaves
+// its reader reading until the peer closes: a lingering close, so that
+// nothing written is reset away. A connection that cannot half-close (an
+// in-memory pipe, whose writes return only once read) is closed: nothing
+// written can be lost by that.
+func (l *link) closeWriteSide() {
 	cw, ok := l.conn.(interface{ CloseWrite() error })
 	if !ok {
-		// No half-close (an in-memory pipe, whose writes return only once
-		// read): nothing written can be lost by closing.
 		l.close(errLinkClosed)
 		return
 	}

@@ -28,6 +28,15 @@ type sendRun struct {
 // maxRunCap is the largest run buffer a reader keeps between frames.
 const maxRunCap = 4096
 
+// dropSend makes a send that cannot be delivered (too large, or a
+// payload that does not decode) a counted dead letter.
+func (n *Node) dropSend(l *link, el *wire.Element, err error) {
+	n.stats.badMessages.Add(1)
+	to := sendTarget(n, el.To, el.ToName)
+	n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
+	actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
+}
+
 // addSend decodes a send into l's run, delivering the run first when the
 // send is for another target. A payload that does not decode is a dead
 // letter (counted), and the run goes on.
@@ -50,10 +59,7 @@ func (n *Node) addSend(l *link, el *wire.Element) {
 		}
 	}
 	if err != nil {
-		n.stats.badMessages.Add(1)
-		to := sendTarget(n, el.To, el.ToName)
-		n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
-		actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
+		n.dropSend(l, el, err)
 		return
 	}
 	if len(r.msgs) == 0 {
