@@ -5,10 +5,13 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,12 +74,41 @@ func startCallers(t testing.TB, sys *actor.System, n int, node string, log *call
 	return stop, wg
 }
 
+// freePort is a loopback port free now, for a child process to bind
+// later (and again after each restart). It is taken below the kernel's
+// ephemeral range, so that no socket the kernel numbers itself (a
+// connection's local end, a listener on port 0) can take it in between:
+// a port from that range was now and then taken by a dial's local end
+// ("bind: address already in use").
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	low := 32768 // Linux's default ip_local_port_range start
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	const first = 10000
+	if low-first < 1000 {
+		// No room below it: a port the kernel picks.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		return ln.Addr().(*net.TCPAddr).Port
+	}
+	for range 200 {
+		port := first + rand.IntN(low-first)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue // in use: another
+		}
+		ln.Close()
+		return port
+	}
+	t.Fatalf("no free loopback port in [%d, %d)", first, low)
+	return 0
 }
 
 // TestRestartUnderLoad: b is restarted 20 times under the same name and
