@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Deadline is how long Eventually polls before it fails the test.
@@ -54,4 +56,15 @@ func (w TestWriter) Write(p []byte) (int, error) {
 	w.T.Helper()
 	w.T.Log(string(bytes.TrimRight(p, "\n")))
 	return len(p), nil
+}
+
+// Marshal encodes a message on its own, as a payload travels: its full
+// protobuf type name and its bytes. For tests that build frames by hand
+// (the runtime encodes in place).
+func Marshal(m proto.Message) (typ string, b []byte, err error) {
+	b, err = proto.Marshal(m)
+	if err != nil {
+		return "", nil, err
+	}
+	return string(m.ProtoReflect().Descriptor().FullName()), b, nil
 }
