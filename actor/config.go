@@ -29,6 +29,9 @@ type Config struct {
 	// system, filled by System.RegisterTypes. Set protoregistry.GlobalTypes
 	// to accept every generated type linked into the binary.
 	Types TypeRegistry
+	// Clock is the time source of timers, receive timeouts and schedules.
+	// Default WallClock; tests pass a fake clock to drive time.
+	Clock Clock
 }
 
 // TypeRegistry is what a System needs from a protobuf type registry.
@@ -44,6 +47,7 @@ func DefaultConfig() Config {
 		Logger:     slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		Throughput: 300,
 		Types:      new(protoregistry.Types),
+		Clock:      WallClock{},
 	}
 }
 
@@ -66,6 +70,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Types == nil {
 		c.Types = d.Types
+	}
+	if c.Clock == nil {
+		c.Clock = d.Clock
 	}
 	return c, c.validate()
 }
