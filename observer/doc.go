@@ -18,6 +18,16 @@
 //	/api/peers       links and pools per peer node
 //	/api/pending     calls and requests waiting, per peer incarnation
 //	/api/counters    the remote layer's and the actor system's counters
+//	/api/panels      the extra panels (Options.Panels), each also at
+//	                 /api/panels/{name}
+//
+// # Extra panels
+//
+// Another package adds a panel without the observer knowing it: it builds
+// a Panel (a name and a function returning tables) and the user passes it
+// in Options.Panels. The page draws its tables after the built-in panels.
+// See Panel for the contract (when Data is called, its deadline, the
+// bounds).
 //
 // # Usage
 //

@@ -49,6 +49,9 @@ type Options struct {
 	// OnServe, when set, is called by Serve once it listens, with the
 	// page's URL (the token in it when one is set).
 	OnServe func(url string)
+	// Panels are extra panels, drawn after the built-in ones (see Panel),
+	// at most 32.
+	Panels []Panel
 }
 
 const (
@@ -141,7 +144,22 @@ func Handler(node *remote.Node, opts Options) http.Handler {
 	o.mux.HandleFunc("/api/peers", o.api(func(s *Snapshot) any { return s.Peers }))
 	o.mux.HandleFunc("/api/pending", o.api(func(s *Snapshot) any { return s.Pending }))
 	o.mux.HandleFunc("/api/counters", o.api(func(s *Snapshot) any { return s.Counters }))
+	o.mux.HandleFunc("/api/panels", o.api(func(s *Snapshot) any { return s.Panels }))
+	o.mux.HandleFunc("/api/panels/{name...}", o.servePanel)
 	return o
+}
+
+// servePanel answers /api/panels/{name}: the first extra panel of that
+// name, or 404.
+func (o *observer) servePanel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	for _, p := range o.snapshot(r.Context()).Panels {
+		if p.Name == name {
+			writeJSON(w, p)
+			return
+		}
+	}
+	http.Error(w, fmt.Sprintf("observer: no panel %q", name), http.StatusNotFound)
 }
 
 // ServeHTTP checks the method and the token, then routes.

@@ -27,15 +27,19 @@ const (
 
 // Snapshot is every panel at once (/api/snapshot).
 type Snapshot struct {
-	Node     NodeInfo  `json:"node"`
-	Members  Members   `json:"members"`
-	Trees    Trees     `json:"trees"`
-	Actors   Actors    `json:"actors"`
-	Peers    Peers     `json:"peers"`
-	Pending  Pending   `json:"pending"`
-	Counters Counters  `json:"counters"`
-	Took     string    `json:"took"` // how long the snapshot took
-	At       time.Time `json:"at"`
+	Node     NodeInfo `json:"node"`
+	Members  Members  `json:"members"`
+	Trees    Trees    `json:"trees"`
+	Actors   Actors   `json:"actors"`
+	Peers    Peers    `json:"peers"`
+	Pending  Pending  `json:"pending"`
+	Counters Counters `json:"counters"`
+	// Panels are the extra panels (Options.Panels), in order; PanelsLeft
+	// those past the bound, not asked.
+	Panels     []PanelView `json:"panels"`
+	PanelsLeft int         `json:"panelsLeft,omitempty"`
+	Took       string      `json:"took"` // how long the snapshot took
+	At         time.Time   `json:"at"`
 }
 
 // NodeInfo is the node the observer is served by.
@@ -167,6 +171,7 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 		Counters: o.counters(),
 		At:       start,
 	}
+	s.Panels, s.PanelsLeft = o.panels(ctx)
 	s.Took = time.Since(start).Round(time.Microsecond).String()
 	return s
 }

@@ -129,6 +129,26 @@
     document.getElementById("counters").replaceChildren(...out);
   }
 
+  // Extra panels (observer.Panel): each a section of generic tables.
+  function panels(list, left) {
+    const out = (list || []).map((p) => {
+      const sec = el("section", { class: "extra", "data-panel": p.name },
+        el("h2", {}, p.name, " ", el("a", { class: "json", href: "api/panels/" + encodeURIComponent(p.name) + (token ? "?token=" + encodeURIComponent(token) : "") }, "json")));
+      if (p.err) sec.append(el("div", { class: "err" }, p.err));
+      for (const t of p.tables) {
+        if (t.title) sec.append(el("h3", {}, t.title));
+        const head = el("tr", {}, ...t.columns.map((c) => el("th", {}, c)));
+        const rows = t.rows.map((r) => el("tr", { class: "row" }, ...r.map((c) => el("td", {}, c))));
+        sec.append(el("table", { class: "generic" }, el("thead", {}, head), el("tbody", {}, ...rows)));
+        if (t.left) sec.append(el("div", { class: "muted" }, t.left + " more rows not listed"));
+        if (!t.rows.length) sec.append(el("div", { class: "muted" }, "none"));
+      }
+      return sec;
+    });
+    if (left) out.push(el("section", { class: "muted" }, left + " more panels not shown"));
+    document.getElementById("panels").replaceChildren(...out);
+  }
+
   function draw(s) {
     document.getElementById("node-name").textContent = s.node.name;
     document.getElementById("node-meta").textContent = "incarnation " + s.node.incarnation + " at " + s.node.addr;
@@ -138,6 +158,7 @@
     actors(s.actors);
     pending(s.pending);
     counters(s.counters);
+    panels(s.panels, s.panelsLeft);
     const st = document.getElementById("status");
     st.className = "status";
     st.textContent = "updated " + time(s.at) + " (took " + s.took + ")";
