@@ -50,7 +50,7 @@ var (
 	descCastFailures = desc("mailroom_actor_cast_failures_total",
 		"Casts run here whose function returned an error or panicked.")
 	descCallFailures = desc("mailroom_call_failures_total",
-		"Calls and requests made on this node that failed, by outcome (not_executed, may_have_executed, executed).", "outcome")
+		"Calls and requests made on this node that failed, by outcome (actor.Execution.Label: not_executed, may_have_executed, executed).", "outcome")
 )
 
 // Discovery.
@@ -101,9 +101,9 @@ func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System
 	counter(ch, descLateReplies, sys.LateReplies())
 	counter(ch, descCastFailures, sys.CastFailures())
 	f := actorhooks.FailedOutcomes(sys)
-	counter(ch, descCallFailures, f[actor.NotExecuted], "not_executed")
-	counter(ch, descCallFailures, f[actor.MayHaveExecuted], "may_have_executed")
-	counter(ch, descCallFailures, f[actor.Executed], "executed")
+	for _, o := range []actor.Execution{actor.NotExecuted, actor.MayHaveExecuted, actor.Executed} {
+		counter(ch, descCallFailures, f[o], o.Label())
+	}
 
 	smp := actorhooks.SampleMailboxes(sys, deepestRanks, c.maxAge)
 	ch <- prometheus.MustNewConstHistogram(descMailboxDepth, uint64(smp.Actors), float64(smp.Queued), depthBuckets(smp.Hist))
