@@ -77,14 +77,39 @@ type TreeNode struct {
 
 // Actors is the /api/actors answer: one mailbox sample.
 type Actors struct {
-	At       time.Time                      `json:"at"`
-	Interval string                         `json:"interval"`
-	Count    int                            `json:"count"`
-	Queued   int                            `json:"queued"`
-	Hist     [actorstats.HistBuckets]int    `json:"hist"`
-	Deepest  []actorstats.Actor             `json:"deepest"`
-	Busiest  []actorstats.Actor             `json:"busiest"`
-	Buckets  [actorstats.HistBuckets]string `json:"buckets"`
+	At       time.Time `json:"at"`
+	Interval string    `json:"interval"` // since the previous sample
+	Count    int       `json:"count"`    // live actors
+	Queued   int       `json:"queued"`   // user messages waiting in all their mailboxes
+	// Hist counts the actors by mailbox depth, in the buckets Buckets
+	// names: "0", "1", "2-3", "4-7", ..., and the last one open ("16384+").
+	Hist    []int          `json:"hist"`
+	Buckets []string       `json:"buckets"`
+	Deepest []MailboxActor `json:"deepest"` // the most messages waiting first
+	Busiest []MailboxActor `json:"busiest"` // the most messages taken since the previous sample first
+}
+
+// MailboxActor is one actor of a mailbox sample.
+type MailboxActor struct {
+	ID     uint64 `json:"id"`               // its PID's ID on this node
+	Parent uint64 `json:"parent,omitempty"` // its parent's ID; 0 for a top-level actor
+	Name   string `json:"name,omitempty"`   // its registered name
+	Type   string `json:"type"`             // the Go type of its Actor value
+	// Depth is the user messages in its mailbox: waiting, plus the batch
+	// it is handling.
+	Depth int `json:"depth"`
+	// Taken is the user messages it took between the previous sample and
+	// this one; Rate is Taken per second.
+	Taken uint64  `json:"taken"`
+	Rate  float64 `json:"rate"`
+}
+
+func mailboxActors(in []actorstats.Actor) []MailboxActor {
+	out := make([]MailboxActor, len(in))
+	for i, a := range in {
+		out[i] = MailboxActor{ID: a.ID, Parent: a.Parent, Name: a.Name, Type: a.Type, Depth: a.Depth, Taken: a.Taken, Rate: a.Rate}
+	}
+	return out
 }
 
 // Peers is the /api/peers answer.
@@ -256,18 +281,13 @@ func (o *observer) actors() Actors {
 	smp := actorhooks.SampleMailboxes(o.node.System(), o.opts.Top, o.opts.MinInterval)
 	a := Actors{
 		At: smp.At, Interval: smp.Interval.Round(time.Millisecond).String(), Count: smp.Actors, Queued: smp.Queued,
-		Hist: smp.Hist, Deepest: smp.Deepest, Busiest: smp.Busiest,
-	}
-	if a.Deepest == nil {
-		a.Deepest = []actorstats.Actor{}
-	}
-	if a.Busiest == nil {
-		a.Busiest = []actorstats.Actor{}
+		Hist: smp.Hist[:], Buckets: make([]string, len(smp.Hist)),
+		Deepest: mailboxActors(smp.Deepest), Busiest: mailboxActors(smp.Busiest),
 	}
 	for i := range a.Buckets {
 		switch {
-		case i == 0:
-			a.Buckets[i] = "0"
+		case i <= 1:
+			a.Buckets[i] = fmt.Sprint(i)
 		case i == len(a.Buckets)-1:
 			a.Buckets[i] = fmt.Sprintf("%d+", 1<<(i-1))
 		default:

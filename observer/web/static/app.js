@@ -98,7 +98,7 @@
 
   function actorRows(list) {
     return list.map((a) => el("tr", { class: "actor" },
-      el("td", {}, a.Name || "#" + a.ID), el("td", {}, a.Type), el("td", {}, a.Depth), el("td", {}, a.Rate.toFixed(1))));
+      el("td", {}, a.name || "#" + a.id), el("td", {}, a.type), el("td", {}, a.depth), el("td", {}, a.rate.toFixed(1))));
   }
   function actors(a) {
     document.getElementById("actors-summary").textContent =
