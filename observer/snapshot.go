@@ -3,7 +3,6 @@ package observer
 import (
 	"context"
 	"fmt"
-	"github.com/mailroom-go/mailroom/actor"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +33,7 @@ type Snapshot struct {
 	Peers    Peers    `json:"peers"`
 	Pending  Pending  `json:"pending"`
 	Counters Counters `json:"counters"`
+	Series   Series   `json:"series"`
 	// Panels are the extra panels (Options.Panels), in order; PanelsLeft
 	// those past the bound, not asked.
 	Panels     []PanelView `json:"panels"`
@@ -119,7 +119,8 @@ type Peers struct {
 	Links int    `json:"links"`          // native links, all peers
 }
 
-// Peer is one peer node: its current incarnation, if linked, and its pool.
+// Peer is one peer node: its current incarnation, if linked, its links,
+// and its pool.
 type Peer struct {
 	Node        string `json:"node"`
 	Linked      bool   `json:"linked"`
@@ -127,7 +128,18 @@ type Peer struct {
 	Addr        string `json:"addr,omitempty"`
 	PoolWorkers int    `json:"poolWorkers"`
 	Draining    bool   `json:"draining,omitempty"`
-	Pool        *Pool  `json:"pool,omitempty"` // when Options.Pools is set
+	// Links are the live links to its current incarnation.
+	Links LinkCounts `json:"links"`
+	// Pending is the calls and requests this node waits on from it.
+	Pending int   `json:"pending"`
+	Pool    *Pool `json:"pool,omitempty"` // when Options.Pools is set
+}
+
+// LinkCounts are the live links to one peer incarnation, by kind.
+type LinkCounts struct {
+	Native int `json:"native"` // native links, fenced ones included
+	Fenced int `json:"fenced"` // native links fenced for a handover, not yet closed
+	Pool   int `json:"pool"`   // a proxy pool's links, one per worker
 }
 
 // Pool is the proxy pool toward one peer node.
@@ -163,26 +175,6 @@ type PendingEntry struct {
 	OldestMs    float64 `json:"oldestMs"`
 }
 
-// Counters is the /api/counters answer.
-type Counters struct {
-	Remote remote.Stats `json:"remote"`
-	// The actor system's losses and late answers.
-	DeadLetters  uint64           `json:"deadLetters"`
-	LateReplies  uint64           `json:"lateReplies"`
-	CastFailures uint64           `json:"castFailures"`
-	Running      map[string]int64 `json:"running"` // inbound calls running now, by function
-	// Failed are the calls and requests made on this node that failed,
-	// by outcome (successes are not counted).
-	Failed Outcomes `json:"failed"`
-}
-
-// Outcomes count failed calls and requests by actor.Outcome.
-type Outcomes struct {
-	NotExecuted     uint64 `json:"notExecuted"`
-	MayHaveExecuted uint64 `json:"mayHaveExecuted"`
-	Executed        uint64 `json:"executed"` // the handler's rejection or panic
-}
-
 // collect takes every panel.
 func (o *observer) collect(ctx context.Context) Snapshot {
 	start := time.Now()
@@ -194,6 +186,7 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 		Peers:    o.peers(),
 		Pending:  o.pending(),
 		Counters: o.counters(),
+		Series:   o.samp.series(),
 		At:       start,
 	}
 	s.Panels, s.PanelsLeft = o.panels(ctx)
@@ -299,14 +292,25 @@ func (o *observer) actors() Actors {
 
 func (o *observer) peers() Peers {
 	self := o.node.System().Name()
+	links := map[incKey]remote.LinkInfo{}
+	for _, l := range o.node.Links() {
+		links[incKey{l.Node, l.Incarnation}] = l
+	}
+	pending := map[incKey]int{}
+	for _, p := range o.node.Pending() {
+		pending[incKey{p.Node, p.Incarnation}] = p.Count
+	}
 	byNode := map[string]*Peer{}
 	for _, p := range o.node.Peers() {
 		if cur, ok := o.node.Peer(p.Node); ok && cur.Incarnation == p.Incarnation {
 			p.Addr = cur.Addr
 		}
+		k := incKey{p.Node, p.Incarnation}
+		l := links[k]
 		byNode[p.Node] = &Peer{
 			Node: p.Node, Linked: true, Incarnation: fmt.Sprintf("%x", p.Incarnation), Addr: p.Addr,
 			PoolWorkers: p.PoolWorkers, Draining: p.Draining,
+			Links: LinkCounts{Native: l.Native, Fenced: l.Fenced, Pool: l.Pool}, Pending: pending[k],
 		}
 	}
 	// Nodes discovery reports up but not linked yet.
@@ -373,16 +377,4 @@ func (o *observer) pending() Pending {
 		})
 	}
 	return out
-}
-
-func (o *observer) counters() Counters {
-	sys := o.node.System()
-	f := actorhooks.FailedOutcomes(sys)
-	return Counters{
-		Remote: o.node.Stats(), DeadLetters: sys.DeadLetters(), LateReplies: sys.LateReplies(),
-		CastFailures: sys.CastFailures(), Running: o.node.Running(),
-		Failed: Outcomes{
-			NotExecuted: f[actor.NotExecuted], MayHaveExecuted: f[actor.MayHaveExecuted], Executed: f[actor.Executed],
-		},
-	}
 }
