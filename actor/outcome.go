@@ -42,15 +42,10 @@ func (o Execution) String() string {
 // results), the mailroom.outcome attribute of spans, and the observer's
 // counters; match on it, not on String.
 func (o Execution) Label() string {
-	switch o {
-	case Executed:
-		return "executed"
-	case NotExecuted:
-		return "not_executed"
-	case MayHaveExecuted:
-		return "may_have_executed"
+	if o < Executed || o > MayHaveExecuted {
+		return fmt.Sprintf("execution_%d", int(o))
 	}
-	return fmt.Sprintf("execution_%d", int(o))
+	return strings.ReplaceAll(o.String(), " ", "_")
 }
 
 // Outcome classifies err: the first error in its chain (errors.As order)

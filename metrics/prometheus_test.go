@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,13 +14,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -50,7 +48,7 @@ func TestPrometheusScrape(t *testing.T) {
 	require.NoError(t, Register(regB, b.n, WithNodeLabel("")))
 	srvB := httptest.NewServer(promhttp.HandlerFor(regB, promhttp.HandlerOpts{}))
 	t.Cleanup(srvB.Close)
-	stop := callLoad(t, a)
+	stop := testnode.Load{Every: 20 * time.Millisecond, MayHaveExecutedEvery: 10}.Start(a.sys, "b")
 	t.Cleanup(stop)
 
 	prom := startPrometheus(t, bin, docScrapeConfig(t, srvA.Listener.Addr().String(), srvB.Listener.Addr().String()))
@@ -107,32 +105,6 @@ func TestPrometheusScrape(t *testing.T) {
 	require.NotContains(t, perNode(q[2]), "b")
 }
 
-// callLoad makes calls from n to b until stopped (stop waits): echoes,
-// and every tenth a sleep past its deadline (may have executed).
-func callLoad(t *testing.T, n *tnode) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(20 * time.Millisecond) // pacing, not synchronisation
-		defer tick.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			_, _ = n.sys.Call(ctx, "b", "echo", &testpb.Echo{Text: "load"})
-			if i%10 == 0 {
-				short, cancelShort := context.WithTimeout(ctx, 5*time.Millisecond)
-				_, _ = n.sys.Call(short, "b", "sleep", &testpb.Sleep{Millis: 50})
-				cancelShort()
-			}
-		}
-	})
-	var once sync.Once
-	return func() { once.Do(func() { cancel(); wg.Wait() }) }
-}
-
 // docFences are the fenced blocks of docs/METRICS.md of one language.
 func docFences(t *testing.T, lang string) []string {
 	t.Helper()
@@ -176,20 +148,7 @@ func docQueries(t *testing.T) []string {
 // installs it: scripts/prometheus.sh).
 func prometheusBin(t *testing.T) string {
 	t.Helper()
-	for _, c := range []string{os.Getenv("PROMETHEUS"), "prometheus"} {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p
-		}
-	}
-	const msg = "no prometheus on PATH (scripts/prometheus.sh installs Debian's prometheus; or set PROMETHEUS)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testutil.Command(t, "PROMETHEUS", "scripts/prometheus.sh installs Debian's prometheus", "prometheus")
 }
 
 type promServer struct{ url string }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/supervisor"
 	"github.com/stretchr/testify/require"
@@ -50,7 +51,10 @@ func TestBrowser(t *testing.T) {
 		require.NoError(t, a.n.Connect(ctxT(t), p.sys.Name(), p.n.Addr()))
 	}
 	require.NoError(t, b.n.Connect(ctxT(t), "c", c.n.Addr()))
-	stopLoad, stopBack := load(t, a, "b"), load(t, b, "a") // a's sent and made, received and answered
+	// a's sent and made, and failures of each outcome at their own rates;
+	// b's calls to a for a's received and answered.
+	stopLoad := testnode.Load{Workers: 2, NotExecutedEvery: 5, ExecutedEvery: 10, MayHaveExecutedEvery: 20}.Start(a.sys, "b")
+	stopBack := testnode.Load{Workers: 2}.Start(b.sys, "a")
 	t.Cleanup(stopLoad)
 	t.Cleanup(stopBack)
 
@@ -333,42 +337,4 @@ func tags(dom, name, class string) []map[string]string {
 		}
 	}
 	return out
-}
-
-// load makes calls from a to node until the returned stop is called
-// (which waits for them): echoes, and failures of each outcome at
-// different rates: an unknown function (not executed) every 5th round, a
-// rejection (executed) every 10th, a sleep past its deadline (may have
-// executed) every 20th.
-func load(t *testing.T, a *tnode, node string) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for w := range 2 {
-		wg.Go(func() {
-			tick := time.NewTicker(10 * time.Millisecond) // pacing, not synchronisation
-			defer tick.Stop()
-			for i := 0; ; i++ {
-				select {
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-				}
-				_, _ = a.sys.Call(ctx, node, "echo", &testpb.Echo{Text: "load"})
-				round := i + 10*w
-				if round%5 == 0 {
-					_, _ = a.sys.Call(ctx, node, "no_such_function", &testpb.Echo{})
-				}
-				if round%10 == 0 {
-					_, _ = a.sys.Call(ctx, node, "reject", &testpb.Echo{Text: "no"})
-				}
-				if round%20 == 0 {
-					short, cancelShort := context.WithTimeout(ctx, 5*time.Millisecond)
-					_, _ = a.sys.Call(short, node, "sleep", &testpb.Sleep{Millis: 50})
-					cancelShort()
-				}
-			}
-		})
-	}
-	var once sync.Once
-	return func() { once.Do(func() { cancel(); wg.Wait() }) }
 }
