@@ -89,7 +89,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System) {
-	gauge(ch, descNodeInfo, 1, sys.Name(), strconv.FormatUint(sys.Incarnation(), 16))
+	gauge(ch, descNodeInfo, 1, sys.Name(), actor.FormatIncarnation(sys.Incarnation()))
 	gauge(ch, descActors, float64(sys.NumActors()))
 	lc := actorhooks.Counters(sys)
 	counter(ch, descSpawns, lc.Spawns)

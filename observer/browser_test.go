@@ -78,15 +78,15 @@ func TestBrowser(t *testing.T) {
 	})
 	calls("b", 50)
 	calls("c", 20)
-	oldC := fmt.Sprintf("%x", c.sys.Incarnation())
+	oldC := actor.FormatIncarnation(c.sys.Incarnation())
 	c.stop()
 	c2 := startNode(t, "c")
-	newC := fmt.Sprintf("%x", c2.sys.Incarnation())
+	newC := actor.FormatIncarnation(c2.sys.Incarnation())
 	require.NotEqual(t, oldC, newC)
 	require.NoError(t, a.n.Connect(ctxT(t), "c", c2.n.Addr()))
 	eventually(t, "a's pool to the new c", func() bool {
 		info := a.pool.ConnectionInfo("c")
-		return info.Status.String() == "connected" && fmt.Sprintf("%x", info.Incarnation) == newC
+		return info.Status.String() == "connected" && actor.FormatIncarnation(info.Incarnation) == newC
 	})
 	calls("c", 20)
 

@@ -3,10 +3,11 @@ package observer
 import (
 	"context"
 	"fmt"
-	"github.com/mailroom-go/mailroom/actor"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
 
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
@@ -174,7 +175,7 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 func (o *observer) nodeInfo() NodeInfo {
 	sys := o.node.System()
 	return NodeInfo{
-		Name: sys.Name(), Incarnation: fmt.Sprintf("%x", sys.Incarnation()), Addr: o.node.Addr(),
+		Name: sys.Name(), Incarnation: actor.FormatIncarnation(sys.Incarnation()), Addr: o.node.Addr(),
 		Started: o.started, Refresh: o.opts.Refresh.Milliseconds(),
 	}
 }
@@ -280,7 +281,7 @@ func (o *observer) peers() Peers {
 			p.Addr = cur.Addr
 		}
 		byNode[p.Node] = &Peer{
-			Node: p.Node, Linked: true, Incarnation: fmt.Sprintf("%x", p.Incarnation), Addr: p.Addr,
+			Node: p.Node, Linked: true, Incarnation: actor.FormatIncarnation(p.Incarnation), Addr: p.Addr,
 			PoolWorkers: p.PoolWorkers, Draining: p.Draining,
 		}
 	}
@@ -322,7 +323,7 @@ func poolOf(m *proxypool.Manager, node string) *Pool {
 		GuardViolations: st.GuardViolations,
 	}
 	if info.Incarnation != 0 {
-		p.Incarnation = fmt.Sprintf("%x", info.Incarnation)
+		p.Incarnation = actor.FormatIncarnation(info.Incarnation)
 	}
 	return p
 }
@@ -343,7 +344,7 @@ func (o *observer) pending() Pending {
 			continue
 		}
 		out.Pending = append(out.Pending, PendingEntry{
-			Node: p.Node, Incarnation: fmt.Sprintf("%x", p.Incarnation), Count: p.Count,
+			Node: p.Node, Incarnation: actor.FormatIncarnation(p.Incarnation), Count: p.Count,
 			OldestMs: float64(p.Oldest.Microseconds()) / 1000,
 		})
 	}
