@@ -96,9 +96,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System) {
 	if c.nodeInfo == descNodeInfoNamed {
-		gauge(ch, c.nodeInfo, 1, sys.Name(), strconv.FormatUint(sys.Incarnation(), 16))
+		gauge(ch, c.nodeInfo, 1, sys.Name(), actor.FormatIncarnation(sys.Incarnation()))
 	} else {
-		gauge(ch, c.nodeInfo, 1, strconv.FormatUint(sys.Incarnation(), 16))
+		gauge(ch, c.nodeInfo, 1, actor.FormatIncarnation(sys.Incarnation()))
 	}
 	gauge(ch, descActors, float64(sys.NumActors()))
 	lc := actorhooks.Counters(sys)

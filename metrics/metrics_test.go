@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -239,8 +238,8 @@ func TestScrapeEveryLayer(t *testing.T) {
 	})
 
 	mfs := scrape(t, srv.URL)
-	inc := strconv.FormatUint(a.sys.Incarnation(), 16)
-	binc := strconv.FormatUint(b.sys.Incarnation(), 16)
+	inc := actor.FormatIncarnation(a.sys.Incarnation())
+	binc := actor.FormatIncarnation(b.sys.Incarnation())
 
 	// The node and its actors.
 	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", "a", "incarnation", inc))
@@ -356,7 +355,7 @@ func TestTwoNodesOneRegistry(t *testing.T) {
 	t.Cleanup(srv.Close)
 	mfs := scrape(t, srv.URL)
 	for _, n := range []*tnode{a, b} {
-		inc := strconv.FormatUint(n.sys.Incarnation(), 16)
+		inc := actor.FormatIncarnation(n.sys.Incarnation())
 		require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", n.sys.Name(), "incarnation", inc))
 		require.Equal(t, float64(n.sys.NumActors()), mustValue(t, mfs, "mailroom_actors", "mailroom_node", n.sys.Name()))
 	}
@@ -384,7 +383,7 @@ func TestNodeLabel(t *testing.T) {
 		}
 		return out
 	}
-	inc := strconv.FormatUint(a.sys.Incarnation(), 16)
+	inc := actor.FormatIncarnation(a.sys.Incarnation())
 
 	reg := prometheus.NewRegistry()
 	require.NoError(t, Register(reg, a.n, WithNodeLabel("mailroom_instance")))

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testutil"
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,7 +65,7 @@ func TestPrometheusScrape(t *testing.T) {
 	for _, s := range info {
 		byTarget[s.Metric["instance"]] = s.Metric
 	}
-	incA := strconv.FormatUint(a.sys.Incarnation(), 16)
+	incA := actor.FormatIncarnation(a.sys.Incarnation())
 	require.Equal(t, map[string]string{
 		"__name__": "mailroom_node_info", "job": "mailroom", "instance": srvA.Listener.Addr().String(),
 		"node": "host-17", "mailroom_node": "a", "incarnation": incA,

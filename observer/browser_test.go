@@ -103,18 +103,18 @@ func TestBrowser(t *testing.T) {
 	calls("c", 20)
 	// d joins and leaves for good: the graph shows it down.
 	d := startNode(t, "d")
-	incD := fmt.Sprintf("%x", d.sys.Incarnation())
+	incD := actor.FormatIncarnation(d.sys.Incarnation())
 	require.NoError(t, a.n.Connect(ctxT(t), "d", d.n.Addr()))
 	d.stop()
-	oldC := fmt.Sprintf("%x", c.sys.Incarnation())
+	oldC := actor.FormatIncarnation(c.sys.Incarnation())
 	c.stop()
 	c2 := startNode(t, "c")
-	newC := fmt.Sprintf("%x", c2.sys.Incarnation())
+	newC := actor.FormatIncarnation(c2.sys.Incarnation())
 	require.NotEqual(t, oldC, newC)
 	require.NoError(t, a.n.Connect(ctxT(t), "c", c2.n.Addr()))
 	eventually(t, "a's pool to the new c", func() bool {
 		info := a.pool.ConnectionInfo("c")
-		return info.Status.String() == "connected" && fmt.Sprintf("%x", info.Incarnation) == newC
+		return info.Status.String() == "connected" && actor.FormatIncarnation(info.Incarnation) == newC
 	})
 	calls("c", 20)
 

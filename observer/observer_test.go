@@ -195,12 +195,12 @@ func TestPanels(t *testing.T) {
 	var node NodeInfo
 	getJSON(t, srv.URL+"/api/node", &node)
 	require.Equal(t, "a", node.Name)
-	require.Equal(t, fmt.Sprintf("%x", a.sys.Incarnation()), node.Incarnation)
+	require.Equal(t, actor.FormatIncarnation(a.sys.Incarnation()), node.Incarnation)
 	require.Equal(t, a.n.Addr(), node.Addr)
 
 	var members Members
 	getJSON(t, srv.URL+"/api/members", &members)
-	binc := fmt.Sprintf("%x", b.sys.Incarnation())
+	binc := actor.FormatIncarnation(b.sys.Incarnation())
 	var sawB, sawSelf bool
 	for _, in := range members.Incarnations {
 		if in.Node == "b" && in.Incarnation == binc {
@@ -330,7 +330,7 @@ func TestBounds(t *testing.T) {
 	}
 	require.Len(t, m.Events, 10)
 	require.Equal(t, uint64(maxIncarnations+44+50), m.EventsTotal)
-	require.Equal(t, fmt.Sprintf("%x", maxIncarnations+44), m.Events[0].Incarnation, "newest first")
+	require.Equal(t, actor.FormatIncarnation(maxIncarnations+44), m.Events[0].Incarnation, "newest first")
 	for range 3 * maxChanges {
 		h.record("c", 7, "", "link up", nil)
 	}

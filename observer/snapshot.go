@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
+
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -197,7 +199,7 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 func (o *observer) nodeInfo() NodeInfo {
 	sys := o.node.System()
 	return NodeInfo{
-		Name: sys.Name(), Incarnation: fmt.Sprintf("%x", sys.Incarnation()), Addr: o.node.Addr(),
+		Name: sys.Name(), Incarnation: actor.FormatIncarnation(sys.Incarnation()), Addr: o.node.Addr(),
 		Started: o.started, Refresh: o.opts.Refresh.Milliseconds(),
 	}
 }
@@ -308,7 +310,7 @@ func (o *observer) peers() Peers {
 		k := incKey{p.Node, p.Incarnation}
 		l := links[k]
 		byNode[p.Node] = &Peer{
-			Node: p.Node, Linked: true, Incarnation: fmt.Sprintf("%x", p.Incarnation), Addr: p.Addr,
+			Node: p.Node, Linked: true, Incarnation: actor.FormatIncarnation(p.Incarnation), Addr: p.Addr,
 			PoolWorkers: p.PoolWorkers, Draining: p.Draining,
 			Links: LinkCounts{Native: l.Native, Fenced: l.Fenced, Pool: l.Pool}, Pending: pending[k],
 		}
@@ -351,7 +353,7 @@ func poolOf(m *proxypool.Manager, node string) *Pool {
 		GuardViolations: st.GuardViolations,
 	}
 	if info.Incarnation != 0 {
-		p.Incarnation = fmt.Sprintf("%x", info.Incarnation)
+		p.Incarnation = actor.FormatIncarnation(info.Incarnation)
 	}
 	return p
 }
@@ -372,7 +374,7 @@ func (o *observer) pending() Pending {
 			continue
 		}
 		out.Pending = append(out.Pending, PendingEntry{
-			Node: p.Node, Incarnation: fmt.Sprintf("%x", p.Incarnation), Count: p.Count,
+			Node: p.Node, Incarnation: actor.FormatIncarnation(p.Incarnation), Count: p.Count,
 			OldestMs: float64(p.Oldest.Microseconds()) / 1000,
 		})
 	}
