@@ -86,6 +86,15 @@ func none(t *testing.T, out <-chan stamped) {
 	}
 }
 
+// waiting is the number of messages waiting in pid's mailbox, not
+// counting the batch it works through.
+func waiting(s *System, pid PID) int {
+	p := s.local(pid)
+	p.mb.mu.Lock()
+	defer p.mb.mu.Unlock()
+	return len(p.mb.user)
+}
+
 func recvStamped(t *testing.T, out <-chan stamped) stamped {
 	t.Helper()
 	select {
@@ -217,7 +226,7 @@ func TestCancelAfterDueNeverDelivers(t *testing.T) {
 			recvStamped(t, a.out)
 			recvStamped(t, a.out)
 			clk.Advance(10 * time.Millisecond) // due: queued behind "hold"
-			eventually(t, "the timer's message is queued", func() bool { return s.mailboxLen(pid) == 1 })
+			eventually(t, "the timer's message is queued", func() bool { return waiting(s, pid) == 1 })
 			close(hold)
 			require.True(t, <-stopped, "stopping a timer whose message waits prevents its delivery")
 			barrier(t, s, pid)
