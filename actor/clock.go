@@ -8,7 +8,9 @@ import "time"
 //
 // AfterFunc calls f once, on a goroutine of the clock's, when d has
 // passed on this clock; the returned stop function cancels it and reports
-// whether it did so before f was called (as time.Timer.Stop). A System
+// whether it did so before f was called (as time.Timer.Stop). f is
+// never called before AfterFunc has returned, even for d <= 0 (the
+// System calls AfterFunc holding the lock f takes). A System
 // keeps at most one AfterFunc pending at a time, for its earliest
 // deadline, so a fake clock never has to hold many.
 type Clock interface {

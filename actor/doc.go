@@ -57,6 +57,23 @@
 // Terminated notifications keep their order behind the messages the dead
 // actor sent before it ended.
 //
+// # Timers
+//
+// An actor's timers deliver to the actor itself, as messages: SendAfter
+// (once), SendEvery (periodic), SendCron (a standard 5-field cron
+// expression), the keyed StartTimer, StartPeriodicTimer and
+// StartCronTimer (starting a key again replaces its timer; CancelTimer
+// stops it), and a receive timeout (SetReceiveTimeout or
+// Props.ReceiveTimeout: a ReceiveTimeout message after that long without
+// a message). They belong to the instance that started them and all end
+// when it stops, crashes or is restarted. A stopped timer never
+// delivers, even one whose message was already waiting in the mailbox;
+// a repeating one never queues a second tick behind the first.
+// System.SendAfter is for goroutines, to any PID. One scheduler per
+// System runs them all (one pending Config.Clock.AfterFunc, for the
+// earliest deadline; no goroutine per timer), on Config.Clock, so tests
+// drive time with a fake clock.
+//
 // # Failure
 //
 // A panic in Receive is a crash: it is logged with its value and stack,

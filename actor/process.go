@@ -31,7 +31,10 @@ type process struct {
 
 	batch   BatchReceiver // set when the actor takes batches
 	reclaim Reclaimer     // set when the actor takes back what it leaves
-	chunk   []any         // reused batch buffer
+	// ext holds what only some actors use (timers, a batch buffer; see
+	// ext.go), so that a process stays in its 416-byte size class: nil
+	// until the actor first needs it.
+	ext *procExt
 
 	state       procState
 	spawnFailed bool // crashed in Started: Spawn returned the error
@@ -116,6 +119,9 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		parent.children[p.pid.ID] = p
 	}
 	p.spawnFailed = true // until Started has succeeded: no Terminated, no warning
+	if props.ReceiveTimeout > 0 {
+		p.setReceiveTimeout(props.ReceiveTimeout)
+	}
 	if props.restart != nil {
 		p.invoke(&envelope{msg: *props.restart})
 	}
@@ -265,14 +271,15 @@ func (p *process) runBatches(batch []envelope) {
 			p.mb.done(1)
 			i++
 		} else {
+			x := p.extra()
 			j := i
 			for j < len(batch) && j-i < limit && plainMessage(&batch[j]) {
-				p.chunk = append(p.chunk, batch[j].msg)
+				x.chunk = append(x.chunk, batch[j].msg)
 				j++
 			}
-			p.invokeBatch(p.chunk)
-			clear(p.chunk)
-			p.chunk = p.chunk[:0]
+			p.invokeBatch(x.chunk)
+			clear(x.chunk)
+			x.chunk = x.chunk[:0]
 			p.mb.done(j - i)
 			i = j
 		}
@@ -288,8 +295,8 @@ func (p *process) runBatches(batch []envelope) {
 			p.dropAll(batch[i:])
 		}
 	}
-	if cap(p.chunk) > 4096 {
-		p.chunk = nil
+	if x := p.ext; x != nil && cap(x.chunk) > 4096 {
+		x.chunk = nil
 	}
 }
 
@@ -298,7 +305,7 @@ func plainMessage(e *envelope) bool {
 		return false
 	}
 	switch e.msg.(type) {
-	case *terminatedMsg, PoisonPill, *PoisonPill, *traced:
+	case *terminatedMsg, PoisonPill, *PoisonPill, *traced, *timer:
 		return false
 	}
 	return true
@@ -312,6 +319,9 @@ func (p *process) invokeBatch(msgs []any) {
 		}
 	}()
 	p.batch.ReceiveBatch(&p.ctx, msgs)
+	if x := p.ext; x != nil {
+		x.handled(&p.sys.timers, nil)
+	}
 }
 
 // runSys handles system messages that arrived during a user batch.
@@ -342,6 +352,12 @@ func (p *process) invoke(env *envelope) {
 	case PoisonPill, *PoisonPill:
 		p.beginStop(nil, false)
 		return
+	case *timer:
+		msg, ok := p.timerMessage(m)
+		if !ok {
+			return // stopped meanwhile, or a receive timeout not due yet
+		}
+		env.msg = msg
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -352,6 +368,9 @@ func (p *process) invoke(env *envelope) {
 	p.ctx.env = env
 	p.actor.Receive(&p.ctx)
 	p.ctx.env = nil
+	if x := p.ext; x != nil {
+		x.handled(&p.sys.timers, env.msg)
+	}
 	if env.reply != nil {
 		// Taken, not answered, not deferred: if the actor dies first the
 		// requester learns it (may have executed) instead of waiting.
@@ -454,6 +473,9 @@ func (p *process) finalize() {
 	p.invoke(&envelope{msg: Stopped{}})
 	p.state = stateDead
 	s := p.sys
+	if p.ext != nil {
+		s.timers.cancelOwned(p.ext)
+	}
 	if p.name != "" {
 		s.names.release(p.name, p)
 	}
@@ -502,8 +524,9 @@ func (e *endedError) Unwrap() []error { return []error{ErrNoProcess, e.reason} }
 func (p *process) dropAll(envs []envelope) {
 	for i := range envs {
 		e := &envs[i]
-		if _, internal := e.msg.(*terminatedMsg); internal {
-			continue
+		switch e.msg.(type) {
+		case *terminatedMsg, *timer:
+			continue // internal, or a timer the actor's end stopped
 		}
 		if t, ok := e.msg.(*traced); ok {
 			e.msg = t.msg

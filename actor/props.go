@@ -1,6 +1,9 @@
 package actor
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Actor is the behaviour of an actor: Receive is called once per message,
 // never concurrently, on a goroutine the runtime schedules only while the
@@ -84,6 +87,10 @@ type Props struct {
 	// Throughput is how many messages one scheduling turn may process
 	// before yielding the processor; 0 means the system's default.
 	Throughput int
+	// ReceiveTimeout, when positive, delivers a ReceiveTimeout message
+	// once the actor has had no message for that long (see
+	// Context.SetReceiveTimeout, which changes it for an instance).
+	ReceiveTimeout time.Duration
 
 	restart *Restarting // set by supervisors for replacement instances
 }
@@ -130,6 +137,9 @@ func (p *Props) validate() error {
 	}
 	if p.Throughput < 0 {
 		return fmt.Errorf("mailroom: spawn: Props.Throughput is %d, want 0 (default) or more", p.Throughput)
+	}
+	if p.ReceiveTimeout < 0 {
+		return fmt.Errorf("mailroom: spawn: Props.ReceiveTimeout is %v, want 0 (none) or more", p.ReceiveTimeout)
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ type System struct {
 	sampler  sampler  // mailbox samples for the read side (sample.go)
 	failures failures // failed calls and requests by outcome (outcomes.go)
 	values   sync.Map // what mailroom's layers keep per System (actorhooks.Value)
+	timers   scheduler
 
 	hookMu sync.Mutex // protects hooks
 	hooks  []StopHook
@@ -71,6 +72,7 @@ func Start(cfg Config) (*System, error) {
 		stopped: make(chan struct{}),
 	}
 	s.log = cfg.Logger.With("node", s.name)
+	s.timers.init(s)
 	empty := map[string]Handler{}
 	s.fns.Store(&empty)
 	return s, nil
@@ -250,6 +252,10 @@ func (s *System) shutdown(ctx context.Context) error {
 	if !waitFor(ctx, s.topGone) {
 		errs = append(errs, fmt.Errorf("mailroom: stop node %s: %d actors still running: %w", s.name, s.procs.count(), ctx.Err()))
 	}
+	// The actors' ends stopped their timers; what is left is
+	// System.SendAfter's (and, if ctx ran out, the timers of actors still
+	// running): none fires from here on.
+	s.timers.close()
 	workDone := make(chan struct{})
 	go func() { s.work.Wait(); close(workDone) }()
 	if !waitFor(ctx, workDone) {
