@@ -95,7 +95,8 @@ type Config struct {
 	HeartbeatMisses int
 	// HandshakeTimeout bounds a whole handshake, TLS included: from the
 	// accepted connection (or, dialing, from the connection made) to the
-	// link being up. Default 5s.
+	// link being up. An accepted connection that sends nothing within a
+	// fifth of it (at most a second) is closed then. Default 5s.
 	HandshakeTimeout time.Duration
 	// DialTimeout bounds connecting to a peer. Default 5s.
 	DialTimeout time.Duration
@@ -129,8 +130,12 @@ type Config struct {
 	// Handshake limits. Until a peer has proved the cookie it costs this
 	// node a goroutine, a socket and a few KiB, and anyone who can reach
 	// the listener can make it pay: these bound how many such handshakes
-	// run at once. A connection over either bound is closed at once,
-	// without a word, and counted (Stats.HandshakesShed). Accept errors
+	// run at once. At either bound the newcomer is admitted and the
+	// slowest handshake not yet proved (of its address at the per-address
+	// bound; of the address holding the most at the node-wide one) is
+	// closed in its place, without a word, and counted
+	// (Stats.HandshakesShed); so is a connection that sent nothing within
+	// the first-byte deadline (HandshakeTimeout). Accept errors
 	// (such as running out of file descriptors) back off from 5 ms,
 	// doubling up to 1 s, reset by the next accepted connection, and are
 	// logged at most once a second with the count of those suppressed.
@@ -139,8 +144,8 @@ type Config struct {
 	// Default 256.
 	MaxHandshakes int
 	// MaxHandshakesPerIP bounds the handshakes in progress from one
-	// remote IP address (nodes behind one address, one host or a NAT,
-	// share it). Default 32.
+	// remote IP address, an IPv6 one by its /64 (nodes behind one
+	// address, one host or a NAT, share it). Default 32.
 	MaxHandshakesPerIP int
 
 	// Limits on what an authenticated peer (a buggy or compromised node
