@@ -349,8 +349,6 @@ func (n *Node) checkClient(h *wire.Hello) *wire.Refusal {
 		return wire.Refuse(wire.CodeStopping, "node %s is shutting down", me)
 	case h.Node == me:
 		return wire.Refuse(wire.CodeNameClash, "name clash: this node is already %q", me)
-	case h.Node == "":
-		return wire.Refuse(wire.CodeMalformed, "empty node name")
 	case h.WantNode != "" && h.WantNode != me:
 		return wire.Refuse(wire.CodeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
 	case h.WantInc != 0 && h.WantInc != inc:

@@ -83,7 +83,7 @@ func (c *Codecs) lookup(types actor.TypeRegistry, typ string) (*Codec, error) {
 		if c.Node != "" {
 			where = "node " + c.Node
 		}
-		return nil, fmt.Errorf("%w: unregistered message type %q on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, typ, where, where)
+		return nil, fmt.Errorf("%w: unregistered message type %s on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, quoteName(typ), where, where)
 	}
 	_, vt := mt.Zero().Interface().(vtUnmarshaler)
 	cd := &Codec{mt: mt, vt: vt && !nests(mt.Descriptor())}
@@ -97,6 +97,15 @@ func (c *Codecs) lookup(types actor.TypeRegistry, typ string) (*Codec, error) {
 	}
 	c.m.Store(&next)
 	return cd, nil
+}
+
+// quoteName is a name a peer sent, for an error text: quoted, at most
+// its first 128 bytes.
+func quoteName(s string) string {
+	if len(s) <= 128 {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:128], len(s))
 }
 
 // Cached is the codec cached for typ, or nil.
