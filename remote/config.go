@@ -159,13 +159,18 @@ type Config struct {
 	// some end, so TCP pushes back on the peer; nothing is spawned or
 	// queued beyond it. Default 4096.
 	MaxInflightPerPeer int
-	// MaxInflightBytesPerPeer bounds the payload bytes of those calls and
-	// casts. Default 64 MiB (at least MaxMessageSize).
+	// MaxInflightBytesPerPeer bounds what the payloads of those calls and
+	// casts decode into: an estimate from each type's schema, about the
+	// payload's size for most types, more for payloads of many small
+	// messages (docs/SECURITY.md, "Decoded size"). Default 64 MiB (at
+	// least MaxMessageSize).
 	MaxInflightBytesPerPeer int
 	// MaxMessageSize bounds one message's payload (a send, cast, call,
 	// request or reply), checked before it is decoded: a send or cast
 	// over it is a counted dead letter, a call or request gets the error
-	// reply bad_message, and the link stays up. This node refuses to send
+	// reply bad_message, and the link stays up. So is a payload that
+	// would decode into more than 16 times its size (beyond its message's
+	// own struct), whatever its size. This node refuses to send
 	// one too (actor.ErrBadMessage). Default 4 MiB, or MaxFrameSize if
 	// that is smaller.
 	MaxMessageSize int
