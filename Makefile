@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test chromium demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium, installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
-test: vet fmt-check lint chromium test-protoactor
+## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check lint chromium prometheus test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -28,6 +28,10 @@ test-protoactor:
 ## chromium: install Debian's chromium for the observer's browser test when it is missing (scripts/chromium.sh; under CI=true a failure fails)
 chromium:
 	scripts/chromium.sh
+
+## prometheus: install Debian's prometheus for the metrics scrape test when it is missing (scripts/prometheus.sh; under CI=true a failure fails)
+prometheus:
+	scripts/prometheus.sh
 
 ## test-short: the unit tests only, no Consul agent, no -race
 test-short:

@@ -92,7 +92,7 @@
 // caller's side rebuilds the sentinel; SentinelForCode maps back:
 //
 //	ErrUnreachable       unreachable        not executed
-//	ErrNoProcess         no_process         not executed (may have executed: taken, then the actor died)
+//	ErrNoProcess         no_process         not executed (queued requests too); may have executed: handled, unanswered, then the actor died
 //	ErrNoFunction        no_function        not executed
 //	ErrNoService         no_service         not executed
 //	ErrNoVersion         no_version         not executed

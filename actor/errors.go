@@ -17,8 +17,13 @@ var (
 	ErrUnreachable = errors.New("mailroom: node unreachable")
 	// ErrNoProcess ("no_process"): the target actor does not exist, is of
 	// another incarnation, or died before it answered. Not executed when
-	// the target was already gone; may have executed when it took the
-	// request and died (Outcome tells them apart).
+	// the actor never handled the request: it was already gone, or the
+	// request was still queued when it died (in its mailbox, or in the
+	// batch it had taken, behind the message it crashed or stopped on),
+	// always, whatever the timing. May have executed only when the actor
+	// handled the request and died before answering it (it took it and
+	// deferred the answer, Context.Defer, or returned without one).
+	// Outcome tells them apart.
 	ErrNoProcess = errors.New("mailroom: no such process")
 	// ErrNoFunction ("no_function"): no function is registered under that
 	// name. Not executed.

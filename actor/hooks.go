@@ -20,7 +20,6 @@ func init() {
 	hooks.RunHandler = (*System).runHandler
 	hooks.DeadLetter = (*System).deadLetter
 	hooks.NewFuture = (*System).newFuture
-	hooks.MailboxLen = (*System).mailboxLen
 	hooks.RestartProps = (*Props).asRestartOf
 	hooks.SampleMailboxes = (*System).sampleMailboxes
 	hooks.Value = (*System).value

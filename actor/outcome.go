@@ -21,6 +21,8 @@ const (
 	MayHaveExecuted
 )
 
+// String is the outcome in words, for people: "executed", "not executed"
+// or "may have executed". Label is the same words as a label value.
 func (o Execution) String() string {
 	switch o {
 	case Executed:
@@ -31,6 +33,19 @@ func (o Execution) String() string {
 		return "may have executed"
 	}
 	return fmt.Sprintf("Execution(%d)", int(o))
+}
+
+// Label is the outcome as a label or attribute value: "executed",
+// "not_executed" or "may_have_executed" (String's words joined by
+// underscores). It is the one form mailroom's telemetry uses: the outcome
+// label of the metrics (mailroom_call_failures_total, and services'
+// results), the mailroom.outcome attribute of spans, and the observer's
+// counters; match on it, not on String.
+func (o Execution) Label() string {
+	if o < Executed || o > MayHaveExecuted {
+		return fmt.Sprintf("execution_%d", int(o))
+	}
+	return strings.ReplaceAll(o.String(), " ", "_")
 }
 
 // Outcome classifies err: the first error in its chain (errors.As order)

@@ -131,3 +131,20 @@ func TestDeferredReplyLocally(t *testing.T) {
 		require.Equal(t, before+1, s.LateReplies())
 	}
 }
+
+// TestOutcomeLabel: Label is String's words joined by underscores, one
+// value per outcome, and a valid Prometheus label value shape.
+func TestOutcomeLabel(t *testing.T) {
+	seen := map[string]bool{}
+	for _, o := range []Execution{Executed, NotExecuted, MayHaveExecuted, Execution(7)} {
+		l := o.Label()
+		require.Regexp(t, `^[a-z0-9_]+$`, l)
+		require.False(t, seen[l], "one label per outcome: %q", l)
+		seen[l] = true
+		if o <= MayHaveExecuted {
+			require.Equal(t, strings.ReplaceAll(o.String(), " ", "_"), l)
+		}
+	}
+	require.Equal(t, "may_have_executed", MayHaveExecuted.Label())
+	require.Equal(t, "may have executed", MayHaveExecuted.String())
+}

@@ -21,12 +21,18 @@ type PID struct {
 // IsZero reports whether p is the zero PID.
 func (p PID) IsZero() bool { return p.ID == 0 && p.Node == "" && p.Incarnation == 0 }
 
-// String renders "node/incarnation/id", the incarnation in hex.
+// String renders "node/incarnation/id", the incarnation as
+// FormatIncarnation prints it.
 func (p PID) String() string {
 	if p.IsZero() {
 		return "<nopid>"
 	}
-	return p.Node + "/" + strconv.FormatUint(p.Incarnation, 16) + "/" + strconv.FormatUint(p.ID, 10)
+	b := make([]byte, 0, len(p.Node)+1+16+1+20)
+	b = append(b, p.Node...)
+	b = append(b, '/')
+	b = appendIncarnation(b, p.Incarnation)
+	b = append(b, '/')
+	return string(strconv.AppendUint(b, p.ID, 10))
 }
 
 // ParsePID parses the form String produces.

@@ -34,13 +34,19 @@ type process struct {
 	chunk   []any         // reused batch buffer
 
 	state       procState
-	spawnFailed bool  // crashed in Started: Spawn returned the error
-	reason      error // why it stops; nil for a normal stop
-	name        string
-	children    map[uint64]*process
-	watchers    map[PID]struct{}
-	watching    map[PID]struct{}
-	unanswered  unanswered // requests taken and not yet answered
+	spawnFailed bool // crashed in Started: Spawn returned the error
+	// inBatch is set while run holds a user batch: an actor that ends
+	// during it is finalized there, but the rest of the batch is still in
+	// hand, so run answers those requests (not executed) and only then
+	// marks the mailbox done (finishBatch). A requester that sees done
+	// first would read "took it and died": may have executed.
+	inBatch    bool
+	reason     error // why it stops; nil for a normal stop
+	name       string
+	children   map[uint64]*process
+	watchers   map[PID]struct{}
+	watching   map[PID]struct{}
+	unanswered unanswered // requests taken and not yet answered
 }
 
 // terminatedMsg travels in the user lane so it keeps its order behind the
@@ -194,10 +200,11 @@ func (p *process) run() {
 			}
 			continue
 		}
+		p.inBatch = true
 		if p.batch != nil {
 			p.runBatches(batch)
 			p.mb.recycle(batch, false)
-			if p.state == stateDead {
+			if p.finishBatch() {
 				return
 			}
 			continue
@@ -227,10 +234,22 @@ func (p *process) run() {
 			}
 		}
 		p.mb.recycle(batch, false)
-		if p.state == stateDead {
+		if p.finishBatch() {
 			return
 		}
 	}
+}
+
+// finishBatch ends the user batch run held, its rest already answered or
+// put back, and reports whether the actor ended during it: then its
+// mailbox is marked done now (see inBatch) and the run must end.
+func (p *process) finishBatch() (dead bool) {
+	p.inBatch = false
+	if p.state != stateDead {
+		return false
+	}
+	p.mb.markDone()
+	return true
 }
 
 // runBatches delivers a taken user batch to a BatchReceiver in chunks of
@@ -457,8 +476,11 @@ func (p *process) finalize() {
 	} else {
 		s.removeTop(p)
 	}
-	// Last: a waiter that sees done finds its answer given and the parent told.
-	p.mb.markDone()
+	// Last: a waiter that sees done finds its answer given and the parent
+	// told; run does it once the rest of a batch in hand is answered.
+	if !p.inBatch {
+		p.mb.markDone()
+	}
 }
 
 // diedBecause is ErrNoProcess with the actor's reason attached, so a

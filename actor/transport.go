@@ -118,16 +118,21 @@ func (s *System) inject(to PID, msg any) error {
 	return err
 }
 
-// mailboxLen is the number of user messages waiting in the local actor
-// pid's mailbox, or -1 if it is gone (actorhooks.MailboxLen).
-func (s *System) mailboxLen(pid PID) int {
+// MailboxLen is the depth of the local actor pid's mailbox: the user
+// messages queued for it plus the batch it is working through (an actor
+// takes what is queued as one batch, and that batch counts until the
+// actor comes back for the next), so a busy actor never looks empty. It
+// is -1 when pid is not a live actor of this System. A snapshot, for
+// routers (smallest mailbox) and tests: it may change before the caller
+// acts on it. One short lock of the mailbox; no allocation.
+func (s *System) MailboxLen(pid PID) int {
 	p := s.local(pid)
-	if p == nil {
+	if p == nil || pid.Node != s.name {
 		return -1
 	}
 	p.mb.mu.Lock()
 	defer p.mb.mu.Unlock()
-	return len(p.mb.user)
+	return len(p.mb.user) + int(p.mb.inHand)
 }
 
 // value returns what a layer keeps on s under key, made by mk the first

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -206,7 +205,7 @@ func report(sys *actor.System, n *remote.Node, ctr *Counters, sinks int) {
 		ctr.Store(Received, int64(n.Stats().Received))
 		var queued int64
 		for _, pid := range pids {
-			queued += int64(max(actorhooks.MailboxLen(sys, pid), 0))
+			queued += int64(max(sys.MailboxLen(pid), 0))
 		}
 		ctr.Store(Queued, queued)
 		if tick%10 == 0 {

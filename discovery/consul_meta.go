@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/nodename"
 )
 
@@ -51,7 +52,7 @@ var (
 
 // instanceID is the Consul service ID of one incarnation.
 func instanceID(service string, m Member) string {
-	return fmt.Sprintf("%s-%s-%016x", service, m.Node, m.Incarnation)
+	return service + "-" + m.Node + "-" + actor.FormatIncarnation(m.Incarnation)
 }
 
 // checkID is the ID of the incarnation's TTL check.
@@ -109,7 +110,7 @@ func registration(cfg ConsulConfig, self Member, status string) *api.AgentServic
 	hp, _ := splitAddr(self.Addr) // validated by validateSelf
 	meta := make(map[string]string, reservedMetaPairs+len(self.Meta))
 	meta[metaNode] = self.Node
-	meta[metaIncarnation] = fmt.Sprintf("%016x", self.Incarnation)
+	meta[metaIncarnation] = actor.FormatIncarnation(self.Incarnation)
 	meta[metaAddr] = self.Addr
 	meta[metaPoolSize] = strconv.Itoa(self.PoolWorkers)
 	meta[metaDraining] = strconv.FormatBool(self.Draining)
@@ -143,8 +144,8 @@ func parseMember(svc *api.AgentService) (Member, error) {
 	if m.Node == "" {
 		return Member{}, fmt.Errorf("meta %q missing", metaNode)
 	}
-	inc, err := strconv.ParseUint(meta[metaIncarnation], 16, 64)
-	if err != nil || inc == 0 {
+	inc, err := actor.ParseIncarnation(meta[metaIncarnation])
+	if err != nil {
 		return Member{}, fmt.Errorf("meta %q is %q: want a non-zero hex number", metaIncarnation, meta[metaIncarnation])
 	}
 	m.Incarnation = inc

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+
+	"github.com/mailroom-go/mailroom/actor"
 )
 
 // Member is one node incarnation as discovery sees it.
@@ -33,7 +35,7 @@ type Member struct {
 const NoReceiverPool = 0
 
 // ID is the stable identity of one incarnation: "node/incarnation-hex".
-func (m Member) ID() string { return m.Node + "/" + strconv.FormatUint(m.Incarnation, 16) }
+func (m Member) ID() string { return m.Node + "/" + actor.FormatIncarnation(m.Incarnation) }
 
 func (m Member) String() string {
 	return fmt.Sprintf("%s (incarnation %016x) at %s pool=%d draining=%v", m.Node, m.Incarnation, m.Addr, m.PoolWorkers, m.Draining)

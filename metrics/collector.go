@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -22,6 +23,9 @@ type collector struct {
 	node   *remote.Node
 	pools  *proxypool.Manager // nil: no pool families
 	maxAge time.Duration
+	// nodeInfo is descNodeInfo when the node's name is a constant label
+	// of every family (WithNodeLabel), else descNodeInfoNamed.
+	nodeInfo *prometheus.Desc
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -31,7 +35,9 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 // The node and its actor system.
 var (
 	descNodeInfo = desc("mailroom_node_info",
-		"This node: its name and incarnation (hexadecimal), always 1.", "node", "incarnation")
+		"This node: its incarnation (16 hexadecimal digits), always 1; its name is the node label of every family (mailroom_node by default).", "incarnation")
+	descNodeInfoNamed = desc("mailroom_node_info",
+		"This node: its name and incarnation (16 hexadecimal digits), always 1.", DefaultNodeLabel, "incarnation")
 	descActors = desc("mailroom_actors",
 		"Actors alive on this node now.")
 	descSpawns = desc("mailroom_actor_spawns_total",
@@ -51,7 +57,7 @@ var (
 	descCastFailures = desc("mailroom_actor_cast_failures_total",
 		"Casts run here whose function returned an error or panicked.")
 	descCallFailures = desc("mailroom_call_failures_total",
-		"Calls and requests made on this node that failed, by outcome (not_executed, may_have_executed, executed).", "outcome")
+		"Calls and requests made on this node that failed, by outcome (actor.Execution.Label: not_executed, may_have_executed, executed).", "outcome")
 )
 
 // Discovery.
@@ -64,7 +70,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descNodeInfo, descActors, descSpawns, descRestarts, descCrashes, descDeadLetters, descMailboxDepth,
+		c.nodeInfo, descActors, descSpawns, descRestarts, descCrashes, descDeadLetters, descMailboxDepth,
 		descDeepest, descLateReplies, descCastFailures, descCallFailures, descMembers, descMemberEvents,
 	} {
 		ch <- d
@@ -80,8 +86,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.node.Stats()
 	c.collectActors(ch, sys)
 	gauge(ch, descMembers, float64(st.Members))
-	for i, name := range [...]string{"up", "updated", "down"} {
-		counter(ch, descMemberEvents, st.MemberEvents[i], name)
+	for i, n := range st.MemberEvents {
+		counter(ch, descMemberEvents, n, discovery.EventType(i+1).String()) // indexed by EventType-1
 	}
 	peers := c.collectRemote(ch, st)
 	if c.pools != nil {
@@ -90,7 +96,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System) {
-	gauge(ch, descNodeInfo, 1, sys.Name(), strconv.FormatUint(sys.Incarnation(), 16))
+	if c.nodeInfo == descNodeInfoNamed {
+		gauge(ch, c.nodeInfo, 1, sys.Name(), actor.FormatIncarnation(sys.Incarnation()))
+	} else {
+		gauge(ch, c.nodeInfo, 1, actor.FormatIncarnation(sys.Incarnation()))
+	}
 	gauge(ch, descActors, float64(sys.NumActors()))
 	lc := actorhooks.Counters(sys)
 	counter(ch, descSpawns, lc.Spawns)
@@ -102,9 +112,9 @@ func (c *collector) collectActors(ch chan<- prometheus.Metric, sys *actor.System
 	counter(ch, descLateReplies, sys.LateReplies())
 	counter(ch, descCastFailures, sys.CastFailures())
 	f := actorhooks.FailedOutcomes(sys)
-	counter(ch, descCallFailures, f[actor.NotExecuted], "not_executed")
-	counter(ch, descCallFailures, f[actor.MayHaveExecuted], "may_have_executed")
-	counter(ch, descCallFailures, f[actor.Executed], "executed")
+	for _, o := range []actor.Execution{actor.NotExecuted, actor.MayHaveExecuted, actor.Executed} {
+		counter(ch, descCallFailures, f[o], o.Label())
+	}
 
 	smp := actorhooks.SampleMailboxes(sys, deepestRanks, c.maxAge)
 	ch <- prometheus.MustNewConstHistogram(descMailboxDepth, uint64(smp.Actors), float64(smp.Queued), depthBuckets(smp.Hist))

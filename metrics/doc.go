@@ -10,7 +10,11 @@
 // accessors (remote.Node.Stats, Links and Pending, proxypool.Manager.Stats,
 // supervisor.Restarts, a mailbox sample shared with the observer): no
 // goroutine, nothing per message. Names follow Prometheus conventions:
-// prefix mailroom_, base units, _total on counters. Labels are bounded:
+// prefix mailroom_, base units, _total on counters. Every family carries
+// the node's name in the label mailroom_node (WithNodeLabel renames it or
+// leaves it to mailroom_node_info alone), never node: a scrape
+// configuration's own node target label is kept as it is beside it.
+// docs/METRICS.md has the scrape configuration and queries. Labels are bounded:
 // per peer node (and, for pending calls, its current incarnation) at
 // most, never per actor or per call. The README lists every family.
 //

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +34,7 @@ type tnode struct {
 	sys  *actor.System
 	n    *remote.Node
 	pool *proxypool.Manager
+	stop func() // stops it now (also done at cleanup)
 }
 
 func startNode(t testing.TB, name string, seeds ...string) *tnode {
@@ -51,12 +52,16 @@ func startNode(t testing.TB, name string, seeds ...string) *tnode {
 	require.NoError(t, err)
 	m, err := proxypool.Start(n, proxypool.Config{})
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		require.NoError(t, sys.Stop(ctx))
-	})
-	return &tnode{sys: sys, n: n, pool: m}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			require.NoError(t, sys.Stop(ctx))
+		})
+	}
+	t.Cleanup(stop)
+	return &tnode{sys: sys, n: n, pool: m, stop: stop}
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -81,11 +86,27 @@ func scrape(t testing.TB, url string) map[string]*dto.MetricFamily {
 	problems, err := promlint.New(strings.NewReader(string(body))).Lint()
 	require.NoError(t, err)
 	require.Empty(t, problems, "promlint")
+	// No family uses a label a scrape configuration sets on its targets
+	// (Prometheus would rename ours exported_<name>), and every series
+	// says which node it is from.
+	for name, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			nodes := 0
+			for _, l := range m.GetLabel() {
+				require.NotContains(t, []string{"node", "instance", "job"}, l.GetName(), "%s has a target label", name)
+				if l.GetName() == DefaultNodeLabel {
+					nodes++
+				}
+			}
+			require.Equal(t, 1, nodes, "%s: one %s label: %v", name, DefaultNodeLabel, m.GetLabel())
+		}
+	}
 	return mfs
 }
 
 // value is the value of family name's series with exactly labels (name,
-// value pairs); ok is false when there is no such series.
+// value pairs) besides mailroom_node, unless labels name mailroom_node
+// too; ok is false when there is no such series.
 func value(mfs map[string]*dto.MetricFamily, name string, labels ...string) (v float64, ok bool) {
 	mf := mfs[name]
 	if mf == nil {
@@ -95,15 +116,21 @@ func value(mfs map[string]*dto.MetricFamily, name string, labels ...string) (v f
 	for i := 0; i+1 < len(labels); i += 2 {
 		want[labels[i]] = labels[i+1]
 	}
+	_, node := want[DefaultNodeLabel]
 next:
 	for _, m := range mf.GetMetric() {
-		if len(m.GetLabel()) != len(want) {
-			continue
-		}
+		have := 0
 		for _, l := range m.GetLabel() {
-			if want[l.GetName()] != l.GetValue() {
+			if l.GetName() == DefaultNodeLabel && !node {
+				continue
+			}
+			have++
+			if w, ok := want[l.GetName()]; !ok || w != l.GetValue() {
 				continue next
 			}
+		}
+		if have != len(want) {
+			continue
 		}
 		switch {
 		case m.Counter != nil:
@@ -211,11 +238,11 @@ func TestScrapeEveryLayer(t *testing.T) {
 	})
 
 	mfs := scrape(t, srv.URL)
-	inc := strconv.FormatUint(a.sys.Incarnation(), 16)
-	binc := strconv.FormatUint(b.sys.Incarnation(), 16)
+	inc := actor.FormatIncarnation(a.sys.Incarnation())
+	binc := actor.FormatIncarnation(b.sys.Incarnation())
 
 	// The node and its actors.
-	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "node", "a", "incarnation", inc))
+	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", "a", "incarnation", inc))
 	require.Equal(t, float64(a.sys.NumActors()), mustValue(t, mfs, "mailroom_actors"))
 	require.GreaterOrEqual(t, mustValue(t, mfs, "mailroom_actor_spawns_total")-spawns0, 4.0) // app, worker twice, gone, stuck
 	require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_actor_restarts_total"))
@@ -316,18 +343,64 @@ func TestRegisterRefusals(t *testing.T) {
 	}
 }
 
-// TestTwoNodesOneRegistry: the documented way to export two nodes of one
-// process on one registry, a label per node, scrapes both apart.
+// TestTwoNodesOneRegistry: two nodes of one process on one registry,
+// each family's series told apart by the mailroom_node label every family
+// carries.
 func TestTwoNodesOneRegistry(t *testing.T) {
 	a, b := startNode(t, "a"), startNode(t, "b")
 	reg := prometheus.NewRegistry()
-	require.NoError(t, Register(prometheus.WrapRegistererWith(prometheus.Labels{"mailroom_node": "a"}, reg), a.n))
-	require.NoError(t, Register(prometheus.WrapRegistererWith(prometheus.Labels{"mailroom_node": "b"}, reg), b.n, WithPools(b.pool)))
+	require.NoError(t, Register(reg, a.n))
+	require.NoError(t, Register(reg, b.n, WithPools(b.pool)))
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(srv.Close)
 	mfs := scrape(t, srv.URL)
 	for _, n := range []*tnode{a, b} {
-		inc := strconv.FormatUint(n.sys.Incarnation(), 16)
-		require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", n.sys.Name(), "node", n.sys.Name(), "incarnation", inc))
+		inc := actor.FormatIncarnation(n.sys.Incarnation())
+		require.Equal(t, 1.0, mustValue(t, mfs, "mailroom_node_info", "mailroom_node", n.sys.Name(), "incarnation", inc))
+		require.Equal(t, float64(n.sys.NumActors()), mustValue(t, mfs, "mailroom_actors", "mailroom_node", n.sys.Name()))
+	}
+	require.Len(t, mfs["mailroom_call_failures_total"].GetMetric(), 6, "3 outcomes × 2 nodes")
+}
+
+// TestNodeLabel: WithNodeLabel renames the node label on every family,
+// or with "" leaves it on mailroom_node_info only; a label that is not
+// valid, or that a family uses already, is refused and registers nothing.
+func TestNodeLabel(t *testing.T) {
+	a := startNode(t, "a")
+	gather := func(reg *prometheus.Registry) map[string]*dto.MetricFamily {
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		out := map[string]*dto.MetricFamily{}
+		for _, mf := range mfs {
+			out[mf.GetName()] = mf
+		}
+		return out
+	}
+	labelsOf := func(m *dto.Metric) map[string]string {
+		out := map[string]string{}
+		for _, l := range m.GetLabel() {
+			out[l.GetName()] = l.GetValue()
+		}
+		return out
+	}
+	inc := actor.FormatIncarnation(a.sys.Incarnation())
+
+	reg := prometheus.NewRegistry()
+	require.NoError(t, Register(reg, a.n, WithNodeLabel("mailroom_instance")))
+	mfs := gather(reg)
+	require.Equal(t, map[string]string{"mailroom_instance": "a", "incarnation": inc}, labelsOf(mfs["mailroom_node_info"].GetMetric()[0]))
+	require.Equal(t, map[string]string{"mailroom_instance": "a"}, labelsOf(mfs["mailroom_actors"].GetMetric()[0]))
+
+	reg = prometheus.NewRegistry()
+	require.NoError(t, Register(reg, a.n, WithNodeLabel("")))
+	mfs = gather(reg)
+	require.Equal(t, map[string]string{DefaultNodeLabel: "a", "incarnation": inc}, labelsOf(mfs["mailroom_node_info"].GetMetric()[0]))
+	require.Empty(t, labelsOf(mfs["mailroom_actors"].GetMetric()[0]))
+
+	for _, bad := range []string{"peer", "outcome", "bad-name", "__name__", "0node"} {
+		reg := prometheus.NewRegistry()
+		require.Error(t, Register(reg, a.n, WithNodeLabel(bad)), bad)
+		mfs := gather(reg)
+		require.Empty(t, mfs, "%s: nothing registered", bad)
 	}
 }

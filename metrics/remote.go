@@ -2,9 +2,9 @@ package metrics
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -137,7 +137,7 @@ func (c *collector) collectRemote(ch chan<- prometheus.Metric, st remote.Stats) 
 		if i >= maxPeers {
 			break // the most loaded first
 		}
-		inc := strconv.FormatUint(p.Incarnation, 16)
+		inc := actor.FormatIncarnation(p.Incarnation)
 		gauge(ch, descPending, float64(p.Count), p.Node, inc)
 		gauge(ch, descPendingOldest, p.Oldest.Seconds(), p.Node, inc)
 	}

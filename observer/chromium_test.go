@@ -3,11 +3,12 @@ package observer
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/testutil"
 )
 
 // chromium finds headless Chromium: $CHROMIUM, else chromium,
@@ -15,20 +16,7 @@ import (
 // or fails under CI=true (make test installs it: scripts/chromium.sh).
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, c := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p
-		}
-	}
-	const msg = "no chromium on PATH (scripts/chromium.sh installs Debian's chromium; or set CHROMIUM)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return testutil.Command(t, "CHROMIUM", "scripts/chromium.sh installs Debian's chromium", "chromium", "chromium-browser", "google-chrome")
 }
 
 // runChromium runs headless Chromium once with args after the fixed

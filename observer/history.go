@@ -1,12 +1,12 @@
 package observer
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/remote"
 )
@@ -30,7 +30,7 @@ type Change struct {
 // or from a link.
 type Incarnation struct {
 	Node        string    `json:"node"`
-	Incarnation string    `json:"incarnation"` // hex, as in logs and PIDs
+	Incarnation string    `json:"incarnation"` // actor.FormatIncarnation: 16 hex digits, as in logs and PIDs
 	Addr        string    `json:"addr,omitempty"`
 	Self        bool      `json:"self,omitempty"`
 	State       string    `json:"state"`              // "up" or "down"
@@ -183,7 +183,7 @@ func (h *history) add(k incKey, addr string, now time.Time) *Incarnation {
 		h.evict()
 	}
 	in := &Incarnation{
-		Node: k.node, Incarnation: fmt.Sprintf("%x", k.inc), Addr: addr, State: "up",
+		Node: k.node, Incarnation: actor.FormatIncarnation(k.inc), Addr: addr, State: "up",
 		Self: k.node == h.self && k.inc == h.selfInc, FirstSeen: now,
 	}
 	h.incs[k] = in

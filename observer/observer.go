@@ -49,6 +49,16 @@ type Options struct {
 	// OnServe, when set, is called by Serve once it listens, with the
 	// page's URL (the token in it when one is set).
 	OnServe func(url string)
+	// SeriesEvery is how often the charts' counters are sampled, on the
+	// node's actor.Clock, from the moment Handler is called. Default 1s,
+	// at least 100ms.
+	SeriesEvery time.Duration
+	// SeriesPoints is how many samples the charts keep. Default 300 (five
+	// minutes at the default SeriesEvery), at most 3600.
+	SeriesPoints int
+	// Panels are extra panels, drawn after the built-in ones (see Panel),
+	// at most 32.
+	Panels []Panel
 }
 
 const (
@@ -79,6 +89,14 @@ func (o Options) withDefaults() Options {
 	if o.TreeTimeout <= 0 {
 		o.TreeTimeout = 500 * time.Millisecond
 	}
+	if o.SeriesEvery <= 0 {
+		o.SeriesEvery = time.Second
+	}
+	o.SeriesEvery = max(o.SeriesEvery, 100*time.Millisecond)
+	if o.SeriesPoints <= 0 {
+		o.SeriesPoints = 300
+	}
+	o.SeriesPoints = min(max(o.SeriesPoints, 2), maxSeriesPoints)
 	return o
 }
 
@@ -107,6 +125,7 @@ type observer struct {
 	opts    Options
 	token   [sha256.Size]byte // sha256 of opts.Token, compared in constant time
 	hist    *history
+	samp    *sampler
 	started time.Time
 	mux     *http.ServeMux
 
@@ -117,7 +136,8 @@ type observer struct {
 // Handler returns the observer of node: the page at "/" and the JSON
 // endpoints under "/api/" (see the package doc). It answers GET and HEAD
 // only and changes nothing. It starts recording node's membership events
-// now: call it once per node, at start-up, and reuse it.
+// and sampling its counters for the charts now, until node's System
+// stops: call it once per node, at start-up, and reuse it.
 func Handler(node *remote.Node, opts Options) http.Handler {
 	o := &observer{node: node, opts: opts.withDefaults(), started: time.Now()}
 	if o.opts.Token != "" {
@@ -130,6 +150,10 @@ func Handler(node *remote.Node, opts Options) http.Handler {
 	for _, p := range node.Peers() {
 		o.hist.seen(p)
 	}
+	clock := sys.Config().Clock
+	o.samp = newSampler(clock, o.opts.SeriesEvery, o.opts.SeriesPoints,
+		func() point { return readPoint(node, o.opts.Pools, clock) }, sys.Stopping)
+	sys.OnStop(func(context.Context) error { o.samp.stop(); return nil })
 	o.mux = http.NewServeMux()
 	o.mux.HandleFunc("/{$}", o.servePage)
 	o.mux.Handle("/static/", http.FileServerFS(staticFS))
@@ -141,7 +165,23 @@ func Handler(node *remote.Node, opts Options) http.Handler {
 	o.mux.HandleFunc("/api/peers", o.api(func(s *Snapshot) any { return s.Peers }))
 	o.mux.HandleFunc("/api/pending", o.api(func(s *Snapshot) any { return s.Pending }))
 	o.mux.HandleFunc("/api/counters", o.api(func(s *Snapshot) any { return s.Counters }))
+	o.mux.HandleFunc("/api/series", o.api(func(s *Snapshot) any { return s.Series }))
+	o.mux.HandleFunc("/api/panels", o.api(func(s *Snapshot) any { return s.Panels }))
+	o.mux.HandleFunc("/api/panels/{name...}", o.servePanel)
 	return o
+}
+
+// servePanel answers /api/panels/{name}: the first extra panel of that
+// name, or 404.
+func (o *observer) servePanel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	for _, p := range o.snapshot(r.Context()).Panels {
+		if p.Name == name {
+			writeJSON(w, p)
+			return
+		}
+	}
+	http.Error(w, fmt.Sprintf("observer: no panel %q", name), http.StatusNotFound)
 }
 
 // ServeHTTP checks the method and the token, then routes.

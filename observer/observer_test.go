@@ -195,12 +195,12 @@ func TestPanels(t *testing.T) {
 	var node NodeInfo
 	getJSON(t, srv.URL+"/api/node", &node)
 	require.Equal(t, "a", node.Name)
-	require.Equal(t, fmt.Sprintf("%x", a.sys.Incarnation()), node.Incarnation)
+	require.Equal(t, actor.FormatIncarnation(a.sys.Incarnation()), node.Incarnation)
 	require.Equal(t, a.n.Addr(), node.Addr)
 
 	var members Members
 	getJSON(t, srv.URL+"/api/members", &members)
-	binc := fmt.Sprintf("%x", b.sys.Incarnation())
+	binc := actor.FormatIncarnation(b.sys.Incarnation())
 	var sawB, sawSelf bool
 	for _, in := range members.Incarnations {
 		if in.Node == "b" && in.Incarnation == binc {
@@ -282,6 +282,19 @@ func TestPanels(t *testing.T) {
 		getJSON(t, srv.URL+"/api/counters", &ctr)
 		return ctr.Failed.NotExecuted == 1 && ctr.Failed.MayHaveExecuted == 0
 	})
+	// The table: every value labelled as the metrics label it.
+	rows := map[string]float64{}
+	for _, r := range ctr.Table {
+		rows[fmt.Sprintf("%s/%s%v", r.Layer, r.Name, r.Labels)] = r.Value
+	}
+	require.Equal(t, 1.0, rows["calls/Failed"+fmt.Sprint(map[string]string{"outcome": "not_executed"})], "%v", rows)
+	require.Contains(t, rows, "calls/Failed"+fmt.Sprint(map[string]string{"outcome": "may_have_executed"}))
+	for _, typ := range []string{"up", "updated", "down"} {
+		require.Contains(t, rows, "discovery/MemberEvents"+fmt.Sprint(map[string]string{"type": typ}))
+	}
+	require.Contains(t, rows, "actor/DeadLetters"+fmt.Sprint(map[string]string{"reason": "no_process"}))
+	require.Equal(t, float64(ctr.Remote.CallsPooled), rows["remote/CallsPooled"+fmt.Sprint(map[string]string(nil))])
+	require.NotContains(t, rows, "remote/MemberEvents"+fmt.Sprint(map[string]string(nil)), "no unlabelled array")
 
 	// A snapshot is shared within MinInterval, and a new one taken after.
 	o := Handler(a.n, Options{MinInterval: time.Hour}).(*observer)
@@ -317,7 +330,7 @@ func TestBounds(t *testing.T) {
 	}
 	require.Len(t, m.Events, 10)
 	require.Equal(t, uint64(maxIncarnations+44+50), m.EventsTotal)
-	require.Equal(t, fmt.Sprintf("%x", maxIncarnations+44), m.Events[0].Incarnation, "newest first")
+	require.Equal(t, actor.FormatIncarnation(maxIncarnations+44), m.Events[0].Incarnation, "newest first")
 	for range 3 * maxChanges {
 		h.record("c", 7, "", "link up", nil)
 	}

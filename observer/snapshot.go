@@ -3,10 +3,11 @@ package observer
 import (
 	"context"
 	"fmt"
-	"github.com/mailroom-go/mailroom/actor"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mailroom-go/mailroom/actor"
 
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
@@ -27,15 +28,20 @@ const (
 
 // Snapshot is every panel at once (/api/snapshot).
 type Snapshot struct {
-	Node     NodeInfo  `json:"node"`
-	Members  Members   `json:"members"`
-	Trees    Trees     `json:"trees"`
-	Actors   Actors    `json:"actors"`
-	Peers    Peers     `json:"peers"`
-	Pending  Pending   `json:"pending"`
-	Counters Counters  `json:"counters"`
-	Took     string    `json:"took"` // how long the snapshot took
-	At       time.Time `json:"at"`
+	Node     NodeInfo `json:"node"`
+	Members  Members  `json:"members"`
+	Trees    Trees    `json:"trees"`
+	Actors   Actors   `json:"actors"`
+	Peers    Peers    `json:"peers"`
+	Pending  Pending  `json:"pending"`
+	Counters Counters `json:"counters"`
+	Series   Series   `json:"series"`
+	// Panels are the extra panels (Options.Panels), in order; PanelsLeft
+	// those past the bound, not asked.
+	Panels     []PanelView `json:"panels"`
+	PanelsLeft int         `json:"panelsLeft,omitempty"`
+	Took       string      `json:"took"` // how long the snapshot took
+	At         time.Time   `json:"at"`
 }
 
 // NodeInfo is the node the observer is served by.
@@ -73,14 +79,39 @@ type TreeNode struct {
 
 // Actors is the /api/actors answer: one mailbox sample.
 type Actors struct {
-	At       time.Time                      `json:"at"`
-	Interval string                         `json:"interval"`
-	Count    int                            `json:"count"`
-	Queued   int                            `json:"queued"`
-	Hist     [actorstats.HistBuckets]int    `json:"hist"`
-	Deepest  []actorstats.Actor             `json:"deepest"`
-	Busiest  []actorstats.Actor             `json:"busiest"`
-	Buckets  [actorstats.HistBuckets]string `json:"buckets"`
+	At       time.Time `json:"at"`
+	Interval string    `json:"interval"` // since the previous sample
+	Count    int       `json:"count"`    // live actors
+	Queued   int       `json:"queued"`   // user messages waiting in all their mailboxes
+	// Hist counts the actors by mailbox depth, in the buckets Buckets
+	// names: "0", "1", "2-3", "4-7", ..., and the last one open ("16384+").
+	Hist    []int          `json:"hist"`
+	Buckets []string       `json:"buckets"`
+	Deepest []MailboxActor `json:"deepest"` // the most messages waiting first
+	Busiest []MailboxActor `json:"busiest"` // the most messages taken since the previous sample first
+}
+
+// MailboxActor is one actor of a mailbox sample.
+type MailboxActor struct {
+	ID     uint64 `json:"id"`               // its PID's ID on this node
+	Parent uint64 `json:"parent,omitempty"` // its parent's ID; 0 for a top-level actor
+	Name   string `json:"name,omitempty"`   // its registered name
+	Type   string `json:"type"`             // the Go type of its Actor value
+	// Depth is the user messages in its mailbox: waiting, plus the batch
+	// it is handling.
+	Depth int `json:"depth"`
+	// Taken is the user messages it took between the previous sample and
+	// this one; Rate is Taken per second.
+	Taken uint64  `json:"taken"`
+	Rate  float64 `json:"rate"`
+}
+
+func mailboxActors(in []actorstats.Actor) []MailboxActor {
+	out := make([]MailboxActor, len(in))
+	for i, a := range in {
+		out[i] = MailboxActor{ID: a.ID, Parent: a.Parent, Name: a.Name, Type: a.Type, Depth: a.Depth, Taken: a.Taken, Rate: a.Rate}
+	}
+	return out
 }
 
 // Peers is the /api/peers answer.
@@ -90,7 +121,8 @@ type Peers struct {
 	Links int    `json:"links"`          // native links, all peers
 }
 
-// Peer is one peer node: its current incarnation, if linked, and its pool.
+// Peer is one peer node: its current incarnation, if linked, its links,
+// and its pool.
 type Peer struct {
 	Node        string `json:"node"`
 	Linked      bool   `json:"linked"`
@@ -98,7 +130,18 @@ type Peer struct {
 	Addr        string `json:"addr,omitempty"`
 	PoolWorkers int    `json:"poolWorkers"`
 	Draining    bool   `json:"draining,omitempty"`
-	Pool        *Pool  `json:"pool,omitempty"` // when Options.Pools is set
+	// Links are the live links to its current incarnation.
+	Links LinkCounts `json:"links"`
+	// Pending is the calls and requests this node waits on from it.
+	Pending int   `json:"pending"`
+	Pool    *Pool `json:"pool,omitempty"` // when Options.Pools is set
+}
+
+// LinkCounts are the live links to one peer incarnation, by kind.
+type LinkCounts struct {
+	Native int `json:"native"` // native links, fenced ones included
+	Fenced int `json:"fenced"` // native links fenced for a handover, not yet closed
+	Pool   int `json:"pool"`   // a proxy pool's links, one per worker
 }
 
 // Pool is the proxy pool toward one peer node.
@@ -134,26 +177,6 @@ type PendingEntry struct {
 	OldestMs    float64 `json:"oldestMs"`
 }
 
-// Counters is the /api/counters answer.
-type Counters struct {
-	Remote remote.Stats `json:"remote"`
-	// The actor system's losses and late answers.
-	DeadLetters  uint64           `json:"deadLetters"`
-	LateReplies  uint64           `json:"lateReplies"`
-	CastFailures uint64           `json:"castFailures"`
-	Running      map[string]int64 `json:"running"` // inbound calls running now, by function
-	// Failed are the calls and requests made on this node that failed,
-	// by outcome (successes are not counted).
-	Failed Outcomes `json:"failed"`
-}
-
-// Outcomes count failed calls and requests by actor.Outcome.
-type Outcomes struct {
-	NotExecuted     uint64 `json:"notExecuted"`
-	MayHaveExecuted uint64 `json:"mayHaveExecuted"`
-	Executed        uint64 `json:"executed"` // the handler's rejection or panic
-}
-
 // collect takes every panel.
 func (o *observer) collect(ctx context.Context) Snapshot {
 	start := time.Now()
@@ -165,8 +188,10 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 		Peers:    o.peers(),
 		Pending:  o.pending(),
 		Counters: o.counters(),
+		Series:   o.samp.series(),
 		At:       start,
 	}
+	s.Panels, s.PanelsLeft = o.panels(ctx)
 	s.Took = time.Since(start).Round(time.Microsecond).String()
 	return s
 }
@@ -174,7 +199,7 @@ func (o *observer) collect(ctx context.Context) Snapshot {
 func (o *observer) nodeInfo() NodeInfo {
 	sys := o.node.System()
 	return NodeInfo{
-		Name: sys.Name(), Incarnation: fmt.Sprintf("%x", sys.Incarnation()), Addr: o.node.Addr(),
+		Name: sys.Name(), Incarnation: actor.FormatIncarnation(sys.Incarnation()), Addr: o.node.Addr(),
 		Started: o.started, Refresh: o.opts.Refresh.Milliseconds(),
 	}
 }
@@ -251,18 +276,13 @@ func (o *observer) actors() Actors {
 	smp := actorhooks.SampleMailboxes(o.node.System(), o.opts.Top, o.opts.MinInterval)
 	a := Actors{
 		At: smp.At, Interval: smp.Interval.Round(time.Millisecond).String(), Count: smp.Actors, Queued: smp.Queued,
-		Hist: smp.Hist, Deepest: smp.Deepest, Busiest: smp.Busiest,
-	}
-	if a.Deepest == nil {
-		a.Deepest = []actorstats.Actor{}
-	}
-	if a.Busiest == nil {
-		a.Busiest = []actorstats.Actor{}
+		Hist: smp.Hist[:], Buckets: make([]string, len(smp.Hist)),
+		Deepest: mailboxActors(smp.Deepest), Busiest: mailboxActors(smp.Busiest),
 	}
 	for i := range a.Buckets {
 		switch {
-		case i == 0:
-			a.Buckets[i] = "0"
+		case i <= 1:
+			a.Buckets[i] = fmt.Sprint(i)
 		case i == len(a.Buckets)-1:
 			a.Buckets[i] = fmt.Sprintf("%d+", 1<<(i-1))
 		default:
@@ -274,14 +294,25 @@ func (o *observer) actors() Actors {
 
 func (o *observer) peers() Peers {
 	self := o.node.System().Name()
+	links := map[incKey]remote.LinkInfo{}
+	for _, l := range o.node.Links() {
+		links[incKey{l.Node, l.Incarnation}] = l
+	}
+	pending := map[incKey]int{}
+	for _, p := range o.node.Pending() {
+		pending[incKey{p.Node, p.Incarnation}] = p.Count
+	}
 	byNode := map[string]*Peer{}
 	for _, p := range o.node.Peers() {
 		if cur, ok := o.node.Peer(p.Node); ok && cur.Incarnation == p.Incarnation {
 			p.Addr = cur.Addr
 		}
+		k := incKey{p.Node, p.Incarnation}
+		l := links[k]
 		byNode[p.Node] = &Peer{
-			Node: p.Node, Linked: true, Incarnation: fmt.Sprintf("%x", p.Incarnation), Addr: p.Addr,
+			Node: p.Node, Linked: true, Incarnation: actor.FormatIncarnation(p.Incarnation), Addr: p.Addr,
 			PoolWorkers: p.PoolWorkers, Draining: p.Draining,
+			Links: LinkCounts{Native: l.Native, Fenced: l.Fenced, Pool: l.Pool}, Pending: pending[k],
 		}
 	}
 	// Nodes discovery reports up but not linked yet.
@@ -322,7 +353,7 @@ func poolOf(m *proxypool.Manager, node string) *Pool {
 		GuardViolations: st.GuardViolations,
 	}
 	if info.Incarnation != 0 {
-		p.Incarnation = fmt.Sprintf("%x", info.Incarnation)
+		p.Incarnation = actor.FormatIncarnation(info.Incarnation)
 	}
 	return p
 }
@@ -343,21 +374,9 @@ func (o *observer) pending() Pending {
 			continue
 		}
 		out.Pending = append(out.Pending, PendingEntry{
-			Node: p.Node, Incarnation: fmt.Sprintf("%x", p.Incarnation), Count: p.Count,
+			Node: p.Node, Incarnation: actor.FormatIncarnation(p.Incarnation), Count: p.Count,
 			OldestMs: float64(p.Oldest.Microseconds()) / 1000,
 		})
 	}
 	return out
-}
-
-func (o *observer) counters() Counters {
-	sys := o.node.System()
-	f := actorhooks.FailedOutcomes(sys)
-	return Counters{
-		Remote: o.node.Stats(), DeadLetters: sys.DeadLetters(), LateReplies: sys.LateReplies(),
-		CastFailures: sys.CastFailures(), Running: o.node.Running(),
-		Failed: Outcomes{
-			NotExecuted: f[actor.NotExecuted], MayHaveExecuted: f[actor.MayHaveExecuted], Executed: f[actor.Executed],
-		},
-	}
 }

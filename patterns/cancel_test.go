@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,7 +52,7 @@ func TestCancelStopsEverything(t *testing.T) {
 			close(started)
 			n := 0
 			for pid := range started {
-				require.Equal(t, -1, actorhooks.MailboxLen(sys, pid), "%s outlived the call", pid)
+				require.Equal(t, -1, sys.MailboxLen(pid), "%s outlived the call", pid)
 				n++
 			}
 			require.Equal(t, 1+inFlight[gc.name], n)

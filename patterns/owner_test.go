@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
 )
@@ -107,7 +106,7 @@ func TestOwnerMailboxUntouched(t *testing.T) {
 		t.Fatalf("the owner received a stray %T: %v", m, m)
 	default:
 	}
-	require.Equal(t, 0, actorhooks.MailboxLen(sys, owner))
+	require.Equal(t, 0, sys.MailboxLen(owner))
 }
 
 // killWhenSleeping stops the actor it receives from pid once node runs a

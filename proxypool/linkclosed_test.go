@@ -41,7 +41,7 @@ func TestLinkClosedMidBatchDropsWhatFollowsIt(t *testing.T) {
 	eventually(t, "three queued behind the write", func() bool { return a.pool.Stats("b").QueueDepth == 3 })
 	h.allow(1)
 
-	eventually(t, "the proxy gone", func() bool { return actorhooks.MailboxLen(a.sys, proxy) == -1 })
+	eventually(t, "the proxy gone", func() bool { return a.sys.MailboxLen(proxy) == -1 })
 	eventually(t, "every send after the write dropped and counted", func() bool { return dropped.Load() == 3 })
 	require.Equal(t, uint64(1), a.pool.Stats("b").Messages, "only the first was written")
 }

@@ -220,7 +220,7 @@ func (ms *master) onBuilt(c *actor.Context, b built) {
 	ms.builds++
 	ms.backoff = 0
 	ms.publish(c, Connected)
-	c.Logger().Debug("pool published", "peer", ms.node, "incarnation", fmt.Sprintf("%016x", b.inc), "proxies", len(proxies), "batch", batch)
+	c.Logger().Debug("pool published", "peer", ms.node, "incarnation", actor.FormatIncarnation(b.inc), "proxies", len(proxies), "batch", batch)
 }
 
 func (ms *master) scheduleRetry(c *actor.Context, err error) {

@@ -233,7 +233,7 @@ func TestTracingFailuresCarryTheOutcome(t *testing.T) {
 		require.ErrorIs(t, err, actor.ErrNoProcess)
 		s := span(t, a.exp, "mailroom.request mailroom.testpb.Echo")
 		require.Equal(t, codes.Error, s.Status.Code)
-		require.Equal(t, "not executed", attr(s, "mailroom.outcome"))
+		require.Equal(t, actor.NotExecuted.Label(), attr(s, "mailroom.outcome"))
 
 		// A rejection: executed, on both sides.
 		_, err = a.sys.Call(ctx, "b", "traced", &testpb.Echo{Text: "rejected", N: 1})
@@ -241,7 +241,7 @@ func TestTracingFailuresCarryTheOutcome(t *testing.T) {
 		for _, exp := range []*tracetest.InMemoryExporter{a.exp, b.exp} {
 			s := span(t, exp, "mailroom.call traced")
 			require.Equal(t, codes.Error, s.Status.Code)
-			require.Equal(t, "executed", attr(s, "mailroom.outcome"))
+			require.Equal(t, actor.Executed.Label(), attr(s, "mailroom.outcome"))
 		}
 	})
 }

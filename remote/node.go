@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,7 +214,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
 	n.keepSeeds()
-	n.log.Info("remote layer started", "addr", n.addr, "incarnation", strconv.FormatUint(sys.Incarnation(), 16), "pool", cfg.poolWorkers())
+	n.log.Info("remote layer started", "addr", n.addr, "incarnation", actor.FormatIncarnation(sys.Incarnation()), "pool", cfg.poolWorkers())
 	return n, nil
 }
 
@@ -272,7 +271,7 @@ func (n *Node) selfDead(why string) {
 	if !n.deadOnce.CompareAndSwap(false, true) {
 		return
 	}
-	n.log.Error("this node incarnation was declared dead by the cluster; stopping it (a restart is a new incarnation)", "incarnation", strconv.FormatUint(n.sys.Incarnation(), 16), "why", why)
+	n.log.Error("this node incarnation was declared dead by the cluster; stopping it (a restart is a new incarnation)", "incarnation", actor.FormatIncarnation(n.sys.Incarnation()), "why", why)
 	// Every caller has already been told its calls here failed (node
 	// down): what still runs is orphaned. Cancel it rather than wait.
 	for _, p := range n.livePeers() {

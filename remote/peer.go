@@ -326,7 +326,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	}
 	n.mu.Unlock()
 	p.cancel() // its casts
-	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", fmt.Sprintf("%016x", p.inc), "reason", reason, "pending", len(pending))
+	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
 		pc.fail(pc.failure(p, reason))
 	}

@@ -39,7 +39,7 @@ const (
 	attrFn      = attribute.Key("mailroom.function")     // cast, call
 	attrName    = attribute.Key("mailroom.name")         // a send or request to a registered name
 	attrType    = attribute.Key("mailroom.message_type") // the payload's protobuf full name
-	attrOutcome = attribute.Key("mailroom.outcome")      // a failure's actor.Outcome
+	attrOutcome = attribute.Key("mailroom.outcome")      // a failure's actor.Outcome, as its Label
 )
 
 func newTracer(tp trace.TracerProvider) trace.Tracer {
@@ -163,7 +163,7 @@ func endSpan(sp trace.Span, err error) {
 	}
 	if err != nil {
 		sp.SetStatus(codes.Error, err.Error())
-		sp.SetAttributes(attrOutcome.String(actor.Outcome(err).String()))
+		sp.SetAttributes(attrOutcome.String(actor.Outcome(err).Label()))
 	}
 	sp.End()
 }

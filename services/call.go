@@ -201,8 +201,7 @@ func (c *callState) fail(why Reason, err, ctxErr error) error {
 		e.Err = actor.MayHaveExecutedError(err)
 		out = actor.MayHaveExecuted
 	}
-	result := map[actor.Execution]string{actor.Executed: "executed", actor.NotExecuted: "not_executed", actor.MayHaveExecuted: "may_have_executed"}[out]
-	c.s.stats.call(c.service, c.fn, result)
+	c.s.stats.call(c.service, c.fn, out.Label())
 	return e
 }
 

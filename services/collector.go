@@ -3,6 +3,7 @@ package services
 import (
 	"strconv"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -63,7 +64,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRetries, prometheus.CounterValue, float64(v.Count), v.Service, v.Function, v.Reason)
 	}
 	for _, p := range s.Pending() {
-		inc := strconv.FormatUint(p.Incarnation, 16)
+		inc := actor.FormatIncarnation(p.Incarnation)
 		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(p.Count), p.Node, inc)
 		ch <- prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, p.Oldest.Seconds(), p.Node, inc)
 	}

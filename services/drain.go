@@ -64,7 +64,7 @@ func (a *ackBook) has(k nodeInc) bool {
 
 // ack text: "drained <from node> <from inc hex> <to inc hex>".
 func ackText(from string, fromInc, toInc uint64) string {
-	return fmt.Sprintf("drained %s %x %x", from, fromInc, toInc)
+	return fmt.Sprintf("drained %s %s %s", from, actor.FormatIncarnation(fromInc), actor.FormatIncarnation(toInc))
 }
 
 // receiveAck is the ack actor.

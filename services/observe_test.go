@@ -4,10 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/prometheus/client_golang/prometheus"
@@ -92,7 +92,7 @@ func TestObservability(t *testing.T) {
 			pendingDone <- err
 		}()
 	}
-	inc := strconv.FormatUint(slow.Incarnation, 16)
+	inc := actor.FormatIncarnation(slow.Incarnation)
 	at := map[string]string{"node": "slow-1", "incarnation": inc}
 	eventually(t, "two calls pending on slow-1 for a while", func() bool {
 		n, ok := metric(t, reg, "mailroom_services_pending_calls", at)

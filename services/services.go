@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,7 +326,7 @@ func (s *Services) Providers(service string) []ProviderInfo {
 }
 
 func (p ProviderInfo) String() string {
-	s := fmt.Sprintf("%s on %s (incarnation %s)", p.Version, p.Node, strconv.FormatUint(p.Incarnation, 16))
+	s := fmt.Sprintf("%s on %s (incarnation %s)", p.Version, p.Node, actor.FormatIncarnation(p.Incarnation))
 	if p.Draining {
 		s += " draining"
 	}

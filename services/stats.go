@@ -49,7 +49,7 @@ func (s *stats) inflight(service, version, fn string) *atomic.Int64 {
 
 // CallCount counts finished calls (not attempts) by result: "ok",
 // "executed" (a rejection or a panic), "not_executed" or
-// "may_have_executed".
+// "may_have_executed" (actor.Execution.Label).
 type CallCount struct {
 	Service, Function, Result string
 	Count                     uint64

@@ -114,10 +114,6 @@ var (
 	// (System.LateReplies).
 	NewFuture = hooks.NewFuture.(func(sys *actor.System) *future.Future)
 
-	// MailboxLen is the number of user messages waiting (not yet
-	// processed) in the local actor pid's mailbox, or -1 if it is gone.
-	MailboxLen = hooks.MailboxLen.(func(sys *actor.System, pid actor.PID) int)
-
 	// RestartProps returns a copy of p whose instance first receives r:
 	// for a supervisor replacing a child.
 	RestartProps = hooks.RestartProps.(func(p *actor.Props, r actor.Restarting) *actor.Props)

@@ -43,13 +43,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestDeliverAndInjectReachTheActor(t *testing.T) {
 	sys := start(t)
 	got := make(chan any, 8)
-	gate := make(chan struct{})
+	gate, holding := make(chan struct{}), make(chan string, 8)
 	var once sync.Once
 	open := func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(open) // before Stop, should the test fail early
 	pid, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
 		switch m := c.Message().(type) {
 		case string:
+			holding <- m
 			<-gate
 			got <- m
 			c.Respond("ok " + m)
@@ -59,12 +60,13 @@ func TestDeliverAndInjectReachTheActor(t *testing.T) {
 
 	sender := actor.PID{Node: "peer", Incarnation: 7, ID: 3}
 	require.NoError(t, actorhooks.DeliverLocal(sys, context.Background(), sender, pid, "a", nil))
-	eventually(t, "a taken", func() bool { return actorhooks.MailboxLen(sys, pid) == 0 }) // held at the gate
+	require.Equal(t, "a", <-holding) // held at the gate: in hand, counted in the depth
+	require.Equal(t, 1, sys.MailboxLen(pid))
 	require.NoError(t, actorhooks.DeliverNamed(sys, context.Background(), sender, "target", "b", nil))
-	require.Equal(t, 1, actorhooks.MailboxLen(sys, pid))
+	require.Equal(t, 2, sys.MailboxLen(pid))
 	require.ErrorIs(t, actorhooks.DeliverLocal(sys, context.Background(), sender, pid, "full", nil), actor.ErrMailboxFull)
 	require.NoError(t, actorhooks.Inject(sys, pid, "c"), "Inject ignores the bound")
-	require.Equal(t, 2, actorhooks.MailboxLen(sys, pid))
+	require.Equal(t, 3, sys.MailboxLen(pid))
 	n, err := actorhooks.DeliverRun(sys, context.Background(), actor.PID{}, "target", []any{"d", "e"}, []actor.PID{sender, sender})
 	require.Zero(t, n)
 	require.ErrorIs(t, err, actor.ErrMailboxFull)
@@ -84,7 +86,7 @@ func TestDeliverAndInjectReachTheActor(t *testing.T) {
 	require.Equal(t, uint64(1), sys.LateReplies())
 
 	require.NoError(t, sys.StopActorWait(context.Background(), pid))
-	require.Equal(t, -1, actorhooks.MailboxLen(sys, pid))
+	require.Equal(t, -1, sys.MailboxLen(pid))
 	require.ErrorIs(t, actorhooks.Inject(sys, pid, "x"), actor.ErrNoProcess)
 	require.ErrorIs(t, actorhooks.DeliverLocal(sys, context.Background(), sender, pid, "x", nil), actor.ErrNoProcess)
 }

@@ -35,7 +35,7 @@ func TestCounters(t *testing.T) {
 
 	// The crashed actor is gone: a send to it is a dead letter (no
 	// process); a transport's drops are classified by their reason.
-	eventually(t, "the crashed actor gone", func() bool { return actorhooks.MailboxLen(sys, pid) < 0 })
+	eventually(t, "the crashed actor gone", func() bool { return sys.MailboxLen(pid) < 0 })
 	sys.Send(pid, "late")
 	actorhooks.DeadLetter(sys, pid, actor.PID{}, "x", fmt.Errorf("link closed: %w", actor.ErrUnreachable))
 	actorhooks.DeadLetter(sys, pid, actor.PID{}, "x", actor.ErrNodeDown)

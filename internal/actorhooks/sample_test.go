@@ -67,7 +67,7 @@ func TestSampleMailboxes(t *testing.T) {
 	for j := 0; j < 50; j++ {
 		sys.Send(free, j)
 	}
-	eventually(t, "the free actor drained", func() bool { return actorhooks.MailboxLen(sys, free) == 0 })
+	eventually(t, "the free actor drained", func() bool { return sys.MailboxLen(free) == 0 })
 
 	shared := actorhooks.SampleMailboxes(sys, 1, time.Hour)
 	require.Equal(t, first.At, shared.At, "a fresh enough sample is shared")
@@ -84,10 +84,10 @@ func TestSampleMailboxes(t *testing.T) {
 
 	open()
 	for _, pid := range stuck {
-		eventually(t, "the backlog drained", func() bool { return actorhooks.MailboxLen(sys, pid) == 0 })
+		eventually(t, "the backlog drained", func() bool { return sys.MailboxLen(pid) == 0 })
 	}
 	sys.Send(free, -1)
-	eventually(t, "the free actor idle", func() bool { return actorhooks.MailboxLen(sys, free) == 0 })
+	eventually(t, "the free actor idle", func() bool { return sys.MailboxLen(free) == 0 })
 	// Back for more after their batches: nothing in hand, nothing waiting.
 	third := actorhooks.SampleMailboxes(sys, 5, 0)
 	require.Zero(t, third.Queued)

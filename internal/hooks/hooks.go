@@ -48,9 +48,6 @@ var (
 	// NewFuture is a func(*actor.System) *future.Future.
 	NewFuture any
 
-	// MailboxLen is a func(*actor.System, pid actor.PID) int.
-	MailboxLen any
-
 	// RestartProps is a func(*actor.Props, actor.Restarting) *actor.Props.
 	RestartProps any
 

@@ -2,6 +2,9 @@ package testutil
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -67,4 +70,25 @@ func Marshal(m proto.Message) (typ string, b []byte, err error) {
 		return "", nil, err
 	}
 	return string(m.ProtoReflect().Descriptor().FullName()), b, nil
+}
+
+// Command finds a tool a test runs: the command in $env, else the first
+// of names on PATH. Without one the test skips, or fails under CI=true
+// (make test installs what it needs), saying hint.
+func Command(t testing.TB, env, hint string, names ...string) string {
+	t.Helper()
+	for _, c := range append([]string{os.Getenv(env)}, names...) {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p
+		}
+	}
+	msg := fmt.Sprintf("none of %v on PATH and $%s unset: %s", names, env, hint)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
 }
