@@ -209,7 +209,7 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 		if old != nil {
 			// (fix) register replaced old with the client's incarnation
 			// (buried): it is gone whatever became of the welcome.
-			n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", l.peer.name, l.peer.inc))
+			n.incarnationGone(old, fmt.Errorf("restarted as incarnation %016x", l.peer.inc))
 		}
 		return
 	}
@@ -221,6 +221,6 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 // make a node refuse them.
 func (n *Node) logRefused(remote, peer string, err error) {
 	if ok, suppressed := n.refusedLog.allow(time.Now()); ok {
-		n.log.Warn("link refused", "remote", remote, "peer", peer, "reason", err, "suppressed", suppressed)
+		n.log.Warn("link refused", "remote", remote, "peer", logName(peer), "reason", err, "suppressed", suppressed)
 	}
 }

@@ -196,9 +196,14 @@ type Config struct {
 	// has had no link for this long is forgotten (its table entry, its
 	// incarnation and whatever was kept for it). Default 5m.
 	ForgetNodesAfter time.Duration
-	// MaxNodes bounds the node names this node keeps; a hello from a new
-	// name beyond it is refused once nothing can be forgotten. Names that
-	// discovery reports are always kept. Default 16384.
+	// MaxNodes bounds the node names this node keeps, and a quarter of it
+	// the names learned from the hellos of one source address (as for
+	// MaxHandshakesPerIP). At either bound the names nothing keeps (no
+	// live link, not listed by discovery, not connected to), the longest
+	// unseen first, are forgotten to make room: at the quota the source's
+	// own, at MaxNodes those of the source holding the most. A hello from
+	// a new name is refused (too_many_nodes) only when none can be. Names
+	// that discovery reports are always kept. Default 16384.
 	MaxNodes int
 	// LinkIdleTimeout: a native link this node dialed for traffic (the
 	// first Send, Request, Cast, Call or Watch to a node) is closed once

@@ -60,7 +60,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 
 func (n *Node) badInput(l *link, err error) error {
 	n.stats.badFrames.Add(1)
-	return fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
+	return fmt.Errorf("bad input: %w", err)
 }
 
 func (n *Node) handle(l *link, el *wire.Element) error {

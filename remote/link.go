@@ -99,6 +99,12 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *
 }
 
 func (l *link) String() string {
+	return fmt.Sprintf("%s %s (%016x)", l.kind(), l.ends.PeerNode, l.ends.PeerInc)
+}
+
+// kind is the link's role and direction, "native link in", "pool/3 link
+// out": String without its peer, for a line that names the peer apart.
+func (l *link) kind() string {
 	dir := "in"
 	if l.outbound {
 		dir = "out"
@@ -107,7 +113,7 @@ func (l *link) String() string {
 	if l.role == wire.RolePool {
 		role = fmt.Sprintf("pool/%d", l.worker)
 	}
-	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.PeerNode, l.ends.PeerInc)
+	return role + " link " + dir
 }
 
 // start runs the reader and writer; dispatch handles each frame.

@@ -65,7 +65,7 @@ func (r *linkReader) read() *inboundCall {
 			}
 			if isWireError(err) {
 				l.node.stats.badFrames.Add(1)
-				err = fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
+				err = fmt.Errorf("bad input: %w", err)
 			}
 			r.end(readErr(err))
 			return nil

@@ -73,7 +73,7 @@ type Stats struct {
 	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
 	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes
 	WatchesRefused   uint64 // peer watches refused (MaxWatchesPerPeer, or not the peer's own watcher)
-	NodesForgotten   uint64 // node names forgotten after ForgetNodesAfter
+	NodesForgotten   uint64 // node names forgotten after ForgetNodesAfter, or to make room (MaxNodes)
 	Nodes            int    // node names known (MaxNodes)
 }
 
