@@ -132,7 +132,7 @@ type Config struct {
 	// the listener can make it pay: these bound how many such handshakes
 	// run at once. At either bound the newcomer is admitted and the
 	// slowest handshake not yet proved (of its address at the per-address
-	// bound; of the address holding the most at the node-wide one) is
+	// bound; of the addresses holding the most at the node-wide one) is
 	// closed in its place, without a word, and counted
 	// (Stats.HandshakesShed); so is a connection that sent nothing within
 	// the first-byte deadline (HandshakeTimeout). Accept errors

@@ -17,11 +17,14 @@ import (
 //     back: a real dialer speaks at once;
 //   - at a cap the newcomer is admitted and the slowest handshake not yet
 //     proved is shed in its place: at the per-address cap, that
-//     address's; at the node-wide cap, that of the address holding the
-//     most slots, so that every address gets a share of the cap and an
-//     address with few handshakes is never the one to lose them. The
-//     slowest is the one that got least far (nothing received, then its
-//     hello not yet whole, then the rest), the oldest of those;
+//     address's; at the node-wide cap, the slowest of the addresses
+//     holding at least half as many slots as the one holding the most,
+//     so that every address gets a share of the cap and an address with
+//     few handshakes is never the one to lose them (while many addresses
+//     holding about as many compete as one). The slowest is the one that
+//     got least far (nothing received, counting what the kernel holds
+//     unread for a handshake whose goroutine is late, then its hello not
+//     yet whole, then the rest), the oldest of those;
 //   - a handshake whose client has proved the cookie is never shed.
 //
 // A legitimate dialer sends its hello at once, so to push it out an
@@ -63,11 +66,19 @@ func (g *handshakeGate) enter(src string, conn net.Conn) (s *handshakeSlot, shed
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var victim *handshakeSlot
-	switch {
-	case len(g.bySrc[src]) >= g.perSrc:
-		victim = slowest(g.bySrc[src])
-	case g.total >= g.max:
-		victim = g.victimLocked()
+	for range maxRecheck {
+		switch {
+		case len(g.bySrc[src]) >= g.perSrc:
+			victim = slowest(g.bySrc[src])
+		case g.total >= g.max:
+			victim = g.victimLocked()
+		}
+		// Its goroutine may not have read what it received yet (a loaded
+		// node): what the kernel holds counts as heard.
+		if victim == nil || victim.stage.Load() != stageSilent || unread(victim.conn) == 0 {
+			break
+		}
+		victim.stage.Store(stageHeard)
 	}
 	if victim == nil && (len(g.bySrc[src]) >= g.perSrc || g.total >= g.max) {
 		return nil, nil
@@ -84,21 +95,32 @@ func (g *handshakeGate) enter(src string, conn net.Conn) (s *handshakeSlot, shed
 	return s, shed
 }
 
+// maxRecheck bounds how many candidates enter looks at, in turn, when
+// those it picks turn out to have received bytes.
+const maxRecheck = 8
+
 // victimLocked is the handshake to shed at the node-wide cap: the
-// slowest not yet proved of the source holding the most slots (of those,
-// the slowest candidate), or of any source if theirs have all proved.
-// Under mu.
+// slowest not yet proved of the sources holding at least half as many
+// slots as the one holding the most, or of any source if theirs have all
+// proved. Under mu.
 func (g *handshakeGate) victimLocked() *handshakeSlot {
-	var best *handshakeSlot
 	most := 0
 	for _, ss := range g.bySrc {
+		most = max(most, len(ss))
+	}
+	var best, any *handshakeSlot
+	for _, ss := range g.bySrc {
 		c := slowest(ss)
-		if c == nil || len(ss) < most {
-			continue
+		switch {
+		case c == nil:
+		case 2*len(ss) >= most && (best == nil || c.before(best)):
+			best = c
+		case any == nil || c.before(any):
+			any = c
 		}
-		if len(ss) > most || c.before(best) {
-			best, most = c, len(ss)
-		}
+	}
+	if best == nil {
+		return any
 	}
 	return best
 }

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"fmt"
 	"net"
 	"testing"
 
@@ -58,6 +59,20 @@ func TestTheHandshakeGateShedsTheSlowestOfTheLargestSource(t *testing.T) {
 	require.False(t, g.leave(slots["b1"]))
 	require.Equal(t, 3, g.inProgress())
 	require.Empty(t, enter("D", "d1"))
+
+	// An address holding less than half as many as the most is not the
+	// one to lose a handshake, however old its own.
+	g = newHandshakeGate(5, 5)
+	slots = map[string]*handshakeSlot{}
+	require.Empty(t, enter("B", "b1"))
+	for i := range 4 {
+		require.Empty(t, enter("A", fmt.Sprintf("a%d", i)))
+	}
+	require.Equal(t, "a0", enter("C", "c1"))
+	// A (3), B (1) and C (1): A alone is over half the most.
+	require.Equal(t, "a1", enter("D", "d1"))
+	// A (2), B, C, D (1 each): all of them are; b1 is the oldest.
+	require.Equal(t, "b1", enter("E", "e1"))
 }
 
 // TestAHandshakeConnMarksItsStage: the stage moves to heard at the first
