@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"testing"
@@ -129,4 +130,46 @@ func (n *Node) peerOf(t *testing.T, name string) *peer {
 	require.NotNil(t, s)
 	require.NotNil(t, s.cur)
 	return s.cur
+}
+
+// TestAReaderWorkingThroughOneFrameIsNotSilent: a batch of 10,000,000
+// cancels (each for no call: a map lookup, no allocation) takes the
+// reader many heartbeat windows of CPU (HeartbeatInterval 10 ms, 3
+// misses), with nothing else arriving. The link is busy, not silent: a
+// ping written after the batch is answered, and liveness closed nothing.
+// Before: only a reader delivering into a mailbox (or waiting on this
+// node) counted as busy, so a reader busy on a frame was closed as
+// silent after the window.
+func TestAReaderWorkingThroughOneFrameIsNotSilent(t *testing.T) {
+	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: 10 * time.Millisecond, HeartbeatMisses: 3})
+	e := rawEnds(victim)
+	const cancels = 10_000_000
+	var entries []byte
+	for i := range cancels {
+		entries = append(entries, byte(wire.KindCancel), 0, 0, 0, 1, byte(1+i%127))
+	}
+	body := wire.AppendUvarint([]byte{byte(wire.KindBatch)}, cancels)
+	body = append(body, entries...)
+	frame := append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+	frame = e.AppendFrame(frame, &wire.Element{Kind: wire.KindPing})
+	conn := rawPeer(t, victim, testCookie) // once the frame is made: the link is silent meanwhile
+	start := time.Now()
+	f := startFlood(conn, frame, 30*time.Second)
+	f.wait(t)
+	_ = conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	fr := wire.NewFrameReader(conn, 1<<20)
+	var err error
+	for {
+		var k wire.Kind
+		if k, _, err = fr.Next(); err != nil || k == wire.KindPong {
+			break
+		}
+	}
+	took := time.Since(start)
+	st := victim.Stats()
+	t.Logf("a batch of %d cancels (%d bytes, %d written) handled in %v (window 30 ms): pong %v (%v); links closed silent %d", cancels, len(body), f.written.Load(), took.Round(time.Millisecond), err == nil, err, st.LinksSilent)
+	require.NoError(t, err, "the ping after the batch is answered")
+	require.Greater(t, took, 200*time.Millisecond, "the batch took the reader several windows")
+	require.Zero(t, st.LinksSilent)
+	require.NotContains(t, logs.String(), "missed 3 heartbeats")
 }

@@ -61,6 +61,8 @@ type link struct {
 	idleClosed  atomic.Bool   // we close it for idleness: writers take a new link (idle.go)
 	peerIdle    atomic.Bool   // its dialer said it closes it for idleness: we write nothing more on it (idle.go)
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
+	handling    atomic.Bool   // the reader is handling a frame it read (CPU work, or a wait marked by the flags beside)
+	roomWaits   atomic.Int32  // writers waiting for room in the buffer: the peer is not reading (liveness.go)
 	admitWait   atomic.Bool   // the reader waits for its peer's admission (admission.go)
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
@@ -177,7 +179,9 @@ func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, se
 		}
 		room := l.room
 		l.mu.Unlock()
+		l.roomWaits.Add(1)
 		<-room
+		l.roomWaits.Add(-1)
 		l.mu.Lock()
 	}
 	if l.closed || l.wclosed || l.goodbye.Load() != 0 {
