@@ -100,6 +100,9 @@ func TestPayloadsAreAdmittedAtWhatTheyDecodeInto(t *testing.T) {
 				t.Logf("%d calls of %d bytes of %s: %d running at once (%d bytes written before the node stopped reading); heap+stacks %+.1f MiB", calls, len(c.payload), c.name, running.Load(), f.written.Load(), float64(held)/(1<<20))
 			}
 			require.Less(t, held, int64(bound+16<<20), "held: the bound on what admitted payloads decode into, and the buffers of the frames waiting")
+			fresh, _ := freshHandshakes(t, victim, "127.0.0.1", 20, "fresh-"+strings.ReplaceAll(c.name, " ", "-"))
+			t.Logf("new handshakes meanwhile: %d of 20", fresh)
+			require.GreaterOrEqual(t, fresh, 19)
 			conn.Close()
 			close(rel)
 			waitFor(t, "nothing running", func() bool { return running.Load() == 0 })

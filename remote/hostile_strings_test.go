@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -62,12 +63,12 @@ func TestPeerChosenNamesDoNotReachSpans(t *testing.T) {
 	e := rawEnds(victim)
 	base := heapNow()
 
-	// 50 sends to a 4 MiB name.
-	huge := strings.Repeat("n", 4<<20)
+	// 50 sends to a 4 MiB name, made before the link (which would be
+	// silent meanwhile).
+	one := e.AppendFrame(nil, tracedEl(&wire.Element{Kind: wire.KindSend, ToName: strings.Repeat("n", 4<<20), Type: typ, Payload: payload}))
+	sends := bytes.Repeat(one, 50)
 	conn := rawPeer(t, victim, testCookie)
-	f := startFlood(conn, frames(e, 50, func(int) *wire.Element {
-		return tracedEl(&wire.Element{Kind: wire.KindSend, ToName: huge, Type: typ, Payload: payload})
-	}), 5*time.Second)
+	f := startFlood(conn, sends, 5*time.Second)
 	f.wait(t)
 	held := heapNow() - base
 	names, _ := spanNames(rec, "mailroom.name")
@@ -96,8 +97,10 @@ func TestPeerChosenNamesDoNotReachSpans(t *testing.T) {
 		}
 	}
 	require.Less(t, held, int64(16<<20), "heap and stacks held with the spans")
+	fresh, _ := freshHandshakes(t, victim, "127.0.0.1", 20, "fresh")
 	calls, p99, worst := lg.check(t)
-	t.Logf("legitimate peer: %d calls, p99 %v, worst %v", calls, p99, worst)
+	t.Logf("legitimate peer: %d calls, p99 %v, worst %v; new handshakes %d of 20", calls, p99, worst, fresh)
+	require.GreaterOrEqual(t, fresh, 19)
 }
 
 // TestAnErrorReplyIsSmallWhateverTheNameItAnswers: calls naming an
@@ -159,6 +162,8 @@ func TestAnErrorReplyIsSmallWhateverTheNameItAnswers(t *testing.T) {
 	}
 	t.Logf("100 calls naming an unregistered type of %d bytes of 0xff: the largest reply %d bytes", len(name), largest)
 	require.Less(t, largest, 1<<10)
+	fresh, _ := freshHandshakes(t, victim, "127.0.0.1", 20, "fresh")
 	calls, p99, worst := lg.check(t)
-	t.Logf("legitimate peer: %d calls, p99 %v, worst %v", calls, p99, worst)
+	t.Logf("legitimate peer: %d calls, p99 %v, worst %v; new handshakes %d of 20", calls, p99, worst, fresh)
+	require.GreaterOrEqual(t, fresh, 19)
 }
