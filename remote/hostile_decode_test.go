@@ -77,20 +77,11 @@ func TestPayloadsAreAdmittedAtWhatTheyDecodeInto(t *testing.T) {
 			var held int64
 			if c.refused {
 				refusals := 0
-				_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-				fr := wire.NewFrameReader(conn, 1<<20)
-				for refusals < calls {
-					k, body, err := fr.Next()
-					require.NoError(t, err)
-					if k != wire.KindReply {
-						continue
-					}
-					var el wire.Element
-					require.NoError(t, e.DecodeBody(k, body, &el))
+				readReplies(t, conn, e, calls, func(el *wire.Element, _ int) {
 					require.Equal(t, "bad_message", el.Code, el.Message)
 					require.Contains(t, el.Message, "more than 16 times its size")
 					refusals++
-				}
+				})
 				held = heapNow() - base
 				t.Logf("%d calls of %d bytes of %s: %d refused, %d running; heap+stacks %+.1f MiB", calls, len(c.payload), c.name, refusals, running.Load(), float64(held)/(1<<20))
 				require.Zero(t, running.Load())
