@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
-test: vet fmt-check lint chromium prometheus test-protoactor
+## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, then the chaos suite without its soak
+test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -97,12 +97,18 @@ demo-observer:
 failover:
 	$(GO) run ./examples/failover
 
-## fuzz: run each fuzzer for FUZZTIME (default 1m)
+## fuzz: run each fuzzer for FUZZTIME (default 1m): the frame decoder, the handshake (and its name checks), the whole inbound envelope (and the decode estimate), the node name rule
 FUZZTIME ?= 1m
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzFrameDecoder$$' -fuzztime $(FUZZTIME) ./internal/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzHandshake$$' -fuzztime $(FUZZTIME) ./internal/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzEnvelope$$' -fuzztime $(FUZZTIME) ./internal/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzValidIsTheRule$$' -fuzztime $(FUZZTIME) ./internal/nodename
+
+## fuzz-short: every fuzzer for FUZZTIME_SHORT (default 10s), as part of make test
+FUZZTIME_SHORT ?= 10s
+fuzz-short:
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME_SHORT)
 
 ## bench-actor: local actor benchmarks (compare runs with benchstat)
 bench-actor:

@@ -5,8 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 
+	"github.com/mailroom-go/mailroom/internal/nodename"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -54,8 +54,6 @@ func DefaultConfig() Config {
 // DiscardLogger is a logger that drops everything, for tests and examples.
 func DiscardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-
 // withDefaults fills zero fields and validates.
 func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
@@ -78,8 +76,8 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 func (c Config) validate() error {
-	if !nodeNameRE.MatchString(c.Name) {
-		return fmt.Errorf("mailroom: config: Name %q: want 1-128 letters, digits, '.', '_' or '-'", c.Name)
+	if !nodename.Valid(c.Name) {
+		return fmt.Errorf("mailroom: config: Name %q: want %s", c.Name, nodename.Rule)
 	}
 	if c.Throughput < 0 {
 		return fmt.Errorf("mailroom: config: Throughput is %d, want a positive number (0 means the default 300)", c.Throughput)

@@ -48,6 +48,7 @@ type process struct {
 	name       string
 	children   map[uint64]*process
 	watchers   map[PID]struct{}
+	watchPeak  int // the most watchers since the map was last made (shrinkWatchers)
 	watching   map[PID]struct{}
 	unanswered unanswered // requests taken and not yet answered
 }
@@ -404,6 +405,23 @@ func (p *process) String() string {
 	return p.pid.String()
 }
 
+// shrinkWatchers gives back what the watchers map holds once most of its
+// watchers are gone: a Go map keeps its memory when its entries are
+// deleted, and a remote peer can make an actor's map grow to its
+// MaxWatchesPerPeer, then go (its watches are removed one by one).
+func (p *process) shrinkWatchers() {
+	switch n := len(p.watchers); {
+	case n == 0:
+		p.watchers, p.watchPeak = nil, 0
+	case p.watchPeak > 64 && n < p.watchPeak/4:
+		small := make(map[PID]struct{}, n)
+		for w := range p.watchers {
+			small[w] = struct{}{}
+		}
+		p.watchers, p.watchPeak = small, n
+	}
+}
+
 func (p *process) handleSys(env *envelope) {
 	switch m := env.msg.(type) {
 	case sysStop:
@@ -422,8 +440,10 @@ func (p *process) handleSys(env *envelope) {
 			p.watchers = make(map[PID]struct{})
 		}
 		p.watchers[m.watcher] = struct{}{}
+		p.watchPeak = max(p.watchPeak, len(p.watchers))
 	case sysUnwatch:
 		delete(p.watchers, m.watcher)
+		p.shrinkWatchers()
 	case sysChildTerminated:
 		delete(p.children, m.child.pid.ID)
 		switch p.state {

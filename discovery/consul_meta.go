@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/nodename"
 )
 
 // How a Member maps onto a Consul service instance.
@@ -45,7 +46,6 @@ const (
 )
 
 var (
-	nodeRE     = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
 	metaKeyRE  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	maxUserKey = consulMaxKeyLen - len(metaUserPrefix)
 )
@@ -60,8 +60,8 @@ func checkID(serviceID string) string { return serviceID + ":ttl" }
 
 // validateSelf checks that self can be published in Consul.
 func validateSelf(m Member) error {
-	if !nodeRE.MatchString(m.Node) {
-		return fmt.Errorf("discovery: consul: Member.Node %q: want 1-128 letters, digits, '.', '_' or '-'", m.Node)
+	if !nodename.Valid(m.Node) {
+		return fmt.Errorf("discovery: consul: Member.Node %q: want %s", m.Node, nodename.Rule)
 	}
 	if m.Incarnation == 0 {
 		return fmt.Errorf("discovery: consul: Member.Incarnation is 0: the Consul provider needs the node's incarnation")

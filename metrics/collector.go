@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -141,9 +142,28 @@ func depthBuckets(h [actorstats.HistBuckets]int) map[float64]uint64 {
 }
 
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	ch <- constMetric(d, prometheus.GaugeValue, v, labels)
 }
 
 func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
-	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	ch <- constMetric(d, prometheus.CounterValue, float64(v), labels)
 }
+
+// constMetric is one series. A label that is not valid UTF-8 (a peer
+// name discovery reported: the remote layer refuses such names at the
+// handshake) would fail the whole scrape: its invalid bytes become
+// U+FFFD instead.
+func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels []string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if err == nil {
+		return m
+	}
+	fixed := make([]string, len(labels))
+	for i, l := range labels {
+		fixed[i] = validLabel(l)
+	}
+	return prometheus.MustNewConstMetric(d, t, v, fixed...)
+}
+
+// validLabel is l with any bytes that are not valid UTF-8 as U+FFFD.
+func validLabel(l string) string { return strings.ToValidUTF8(l, "\uFFFD") }

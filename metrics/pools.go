@@ -69,7 +69,7 @@ func collectPools(ch chan<- prometheus.Metric, m *proxypool.Manager, peers []str
 		info := m.ConnectionInfo(p)
 		st := m.Stats(p)
 		gauge(ch, descPoolProxies, float64(info.Proxies), p)
-		ch <- prometheus.MustNewConstHistogram(descPoolBatch, st.Batches, float64(st.Messages), batchBuckets(st.Hist), p)
+		ch <- prometheus.MustNewConstHistogram(descPoolBatch, st.Batches, float64(st.Messages), batchBuckets(st.Hist), validLabel(p))
 		counter(ch, descPoolBytes, st.Bytes, p)
 		gauge(ch, descPoolQueue, float64(st.QueueDepth), p)
 		gauge(ch, descPoolQueueBytes, float64(st.QueueBytes), p)

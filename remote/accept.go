@@ -75,65 +75,6 @@ func (r *logLimiter) allow(now time.Time) (ok bool, suppressed int) {
 	return true, suppressed
 }
 
-// handshakeGate counts handshakes in progress, node-wide and per remote
-// IP, and refuses entry over either cap.
-type handshakeGate struct {
-	max, perIP int
-
-	mu    sync.Mutex // protects following
-	total int
-	byIP  map[string]int
-}
-
-func newHandshakeGate(max, perIP int) *handshakeGate {
-	return &handshakeGate{max: max, perIP: perIP, byIP: make(map[string]int)}
-}
-
-// enter admits one handshake from ip, or reports false at a cap.
-func (g *handshakeGate) enter(ip string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.total >= g.max || g.byIP[ip] >= g.perIP {
-		return false
-	}
-	g.total++
-	g.byIP[ip]++
-	return true
-}
-
-// leave ends a handshake admitted by enter.
-func (g *handshakeGate) leave(ip string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.total--
-	if g.byIP[ip]--; g.byIP[ip] <= 0 {
-		delete(g.byIP, ip)
-	}
-}
-
-func (g *handshakeGate) inProgress() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.total
-}
-
-// remoteIP is the host part of conn's remote address (the whole address
-// when it has no port, as on an in-memory network).
-func remoteIP(conn net.Conn) string {
-	a := conn.RemoteAddr()
-	if a == nil {
-		return ""
-	}
-	if ta, ok := a.(*net.TCPAddr); ok {
-		return ta.IP.String()
-	}
-	host, _, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return a.String()
-	}
-	return host
-}
-
 func (n *Node) acceptLoop() {
 	defer n.wg.Done()
 	bo := backoff{min: acceptBackoffMin, max: acceptBackoffMax}
@@ -163,43 +104,73 @@ func (n *Node) acceptLoop() {
 			continue
 		}
 		bo.reset()
-		ip := remoteIP(conn)
-		if !n.gate.enter(ip) {
+		slot, shed := n.gate.enter(sourceOf(conn), conn)
+		if shed != nil {
+			_ = shed.Close() // its handshake's goroutine gives up and leaves
+		}
+		if slot == nil || shed != nil {
 			n.stats.handshakesShed.Add(1)
-			_ = conn.Close()
 			if ok, suppressed := n.shedLog.allow(time.Now()); ok {
-				n.log.Warn("connection closed: too many handshakes in progress", "remote", conn.RemoteAddr().String(),
-					"in_progress", n.gate.inProgress(), "max", n.cfg.MaxHandshakes, "max_per_ip", n.cfg.MaxHandshakesPerIP, "suppressed", suppressed)
+				what, remote := "connection closed: too many handshakes in progress", conn.RemoteAddr().String()
+				if shed != nil {
+					what, remote = "oldest handshake shed for a newcomer: too many in progress", shed.RemoteAddr().String()
+				}
+				n.log.Warn(what, "remote", remote, "in_progress", n.gate.inProgress(), "max", n.cfg.MaxHandshakes, "max_per_ip", n.cfg.MaxHandshakesPerIP, "suppressed", suppressed)
 			}
+		}
+		if slot == nil {
+			_ = conn.Close()
 			continue
 		}
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			defer n.gate.leave(ip)
-			n.accept(conn)
+			n.accept(conn, slot)
 		}()
 	}
 }
 
 // accept authenticates an inbound connection and attaches it. One
-// deadline bounds all of it: TLS, the hello exchange and admission.
-func (n *Node) accept(conn net.Conn) {
-	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
-	_ = conn.SetDeadline(deadline)
-	remote := conn.RemoteAddr().String()
+// deadline bounds all of it: TLS, the hello exchange and admission; the
+// first byte has a deadline of its own, much shorter (handshakegate.go).
+// slot is its place in the gate, given back when the handshake ends.
+func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
+	now := time.Now()
+	deadline := now.Add(n.cfg.HandshakeTimeout)
+	fb := newHandshakeConn(raw, slot, now.Add(n.cfg.firstByteTimeout()), n.cfg.TLSServer == nil)
+	_ = fb.SetDeadline(deadline)
+	remote := raw.RemoteAddr().String()
+	// failed ends a handshake that brought no link up: counted as shed
+	// when the gate shed it or it never sent a byte, as a failure
+	// otherwise.
+	failed := func(peer string, err error) {
+		switch {
+		case n.gate.leave(slot): // counted when it was shed
+		case !fb.heard:
+			n.stats.handshakesShed.Add(1)
+			if ok, suppressed := n.shedLog.allow(time.Now()); ok {
+				n.log.Warn("connection closed: nothing received within the first-byte deadline", "remote", remote, "deadline", n.cfg.firstByteTimeout(), "suppressed", suppressed)
+			}
+		default:
+			n.stats.handshakeFailures.Add(1)
+			n.logRefused(remote, peer, err)
+		}
+		raw.Close()
+	}
+	// The handshake reads through fb; the link keeps raw (TLS wraps fb
+	// for good: it has heard by then, and only passes reads on).
+	var hs, conn net.Conn = fb, raw
 	var state *tls.ConnectionState
 	if n.cfg.TLSServer != nil {
-		tc := tls.Server(conn, n.cfg.TLSServer)
+		tc := tls.Server(fb, n.cfg.TLSServer)
 		if err := tc.Handshake(); err != nil {
-			n.stats.handshakeFailures.Add(1)
-			n.logRefused(remote, "", err)
-			conn.Close()
+			failed("", err)
 			return
 		}
+		slot.stage.Store(stageHello) // with a certificate this node verified
 		st := tc.ConnectionState()
 		state = &st
-		conn = tc
+		hs, conn = tc, tc
 	}
 	self := n.helloFor(wire.RoleNative, 0, "", 0)
 	var l *link
@@ -209,6 +180,9 @@ func (n *Node) accept(conn net.Conn) {
 	// closing refuses, so a client never sends on a link this node will
 	// not read.
 	admit := func(cli *wire.Hello) *wire.Refusal {
+		if !n.gate.prove(slot) {
+			return wire.Refuse(wire.CodeRefused, "handshake shed: too many in progress")
+		}
 		if r := n.checkClient(cli); r != nil {
 			return r
 		}
@@ -225,10 +199,9 @@ func (n *Node) accept(conn net.Conn) {
 		}
 		return nil
 	}
-	cli, err := wire.ServerHandshake(conn, n.cookie, self, deadline, admit)
+	cli, err := wire.ServerHandshake(hs, n.cookie, self, deadline, admit)
 	if err != nil {
-		n.stats.handshakeFailures.Add(1)
-		n.logRefused(remote, cli.Node, err)
+		failed(cli.Node, err)
 		if l != nil {
 			l.close(err) // registered, but the welcome could not be sent
 			l.peer.forgetDialed(l)
@@ -236,11 +209,11 @@ func (n *Node) accept(conn net.Conn) {
 		if old != nil {
 			// (fix) register replaced old with the client's incarnation
 			// (buried): it is gone whatever became of the welcome.
-			n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", l.peer.name, l.peer.inc))
+			n.incarnationGone(old, fmt.Errorf("restarted as incarnation %016x", l.peer.inc))
 		}
-		conn.Close()
 		return
 	}
+	n.gate.leave(slot)
 	n.activate(l, old)
 }
 
@@ -248,6 +221,6 @@ func (n *Node) accept(conn net.Conn) {
 // make a node refuse them.
 func (n *Node) logRefused(remote, peer string, err error) {
 	if ok, suppressed := n.refusedLog.allow(time.Now()); ok {
-		n.log.Warn("link refused", "remote", remote, "peer", peer, "reason", err, "suppressed", suppressed)
+		n.log.Warn("link refused", "remote", remote, "peer", logName(peer), "reason", err, "suppressed", suppressed)
 	}
 }

@@ -11,8 +11,9 @@ import (
 // handlers finish (or never reads their replies) could make this node
 // spawn and keep without bound. Each peer incarnation has an admission
 // shared by all its links, native and pool: at most MaxInflightPerPeer
-// calls and casts (and MaxInflightBytesPerPeer of their payloads) are in
-// flight. At the bound the reader that has the next one waits before it
+// calls and casts (and MaxInflightBytesPerPeer of what their payloads
+// decode into: an estimate from each type's schema, wire.Codecs.Cost,
+// never less than the payload) are in flight. At the bound the reader that has the next one waits before it
 // decodes it: it stops reading, the kernel's buffers fill, and TCP pushes
 // back on the peer. Nothing is spawned or queued beyond the bound.
 //
@@ -54,7 +55,8 @@ func newAdmission(maxN, maxBytes int) *admission {
 }
 
 // tryAcquire admits one of size bytes if there is room. One is always
-// admitted when none is in flight (its size is bounded by MaxMessageSize).
+// admitted when none is in flight (its size is bounded: a payload of at
+// most MaxMessageSize decoding into at most wire.DecodeFactor times that).
 func (a *admission) tryAcquire(size int64) bool {
 	for {
 		n := a.n.Load()

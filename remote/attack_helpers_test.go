@@ -96,6 +96,26 @@ func (f *flood) wait(t testing.TB) {
 	}
 }
 
+// readReplies reads frames from conn until n replies, skipping the rest
+// (pings), and calls each with a reply and the size of its frame's body.
+func readReplies(t *testing.T, conn net.Conn, e wire.Ends, n int, each func(el *wire.Element, size int)) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer conn.SetReadDeadline(time.Time{})
+	fr := wire.NewFrameReader(conn, 1<<30)
+	for got := 0; got < n; {
+		k, body, err := fr.Next()
+		require.NoError(t, err)
+		if k != wire.KindReply {
+			continue
+		}
+		var el wire.Element
+		require.NoError(t, e.DecodeBody(k, body, &el))
+		each(&el, len(body))
+		got++
+	}
+}
+
 // heapNow is the heap and stack memory in use after a collection.
 func heapNow() int64 {
 	runtime.GC()

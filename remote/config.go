@@ -95,7 +95,8 @@ type Config struct {
 	HeartbeatMisses int
 	// HandshakeTimeout bounds a whole handshake, TLS included: from the
 	// accepted connection (or, dialing, from the connection made) to the
-	// link being up. Default 5s.
+	// link being up. An accepted connection that sends nothing within a
+	// fifth of it (at most a second) is closed then. Default 5s.
 	HandshakeTimeout time.Duration
 	// DialTimeout bounds connecting to a peer. Default 5s.
 	DialTimeout time.Duration
@@ -129,8 +130,12 @@ type Config struct {
 	// Handshake limits. Until a peer has proved the cookie it costs this
 	// node a goroutine, a socket and a few KiB, and anyone who can reach
 	// the listener can make it pay: these bound how many such handshakes
-	// run at once. A connection over either bound is closed at once,
-	// without a word, and counted (Stats.HandshakesShed). Accept errors
+	// run at once. At either bound the newcomer is admitted and the
+	// slowest handshake not yet proved (of its address at the per-address
+	// bound; of the addresses holding the most at the node-wide one) is
+	// closed in its place, without a word, and counted
+	// (Stats.HandshakesShed); so is a connection that sent nothing within
+	// the first-byte deadline (HandshakeTimeout). Accept errors
 	// (such as running out of file descriptors) back off from 5 ms,
 	// doubling up to 1 s, reset by the next accepted connection, and are
 	// logged at most once a second with the count of those suppressed.
@@ -139,8 +144,8 @@ type Config struct {
 	// Default 256.
 	MaxHandshakes int
 	// MaxHandshakesPerIP bounds the handshakes in progress from one
-	// remote IP address (nodes behind one address, one host or a NAT,
-	// share it). Default 32.
+	// remote IP address, an IPv6 one by its /64 (nodes behind one
+	// address, one host or a NAT, share it). Default 32.
 	MaxHandshakesPerIP int
 
 	// Limits on what an authenticated peer (a buggy or compromised node
@@ -154,13 +159,18 @@ type Config struct {
 	// some end, so TCP pushes back on the peer; nothing is spawned or
 	// queued beyond it. Default 4096.
 	MaxInflightPerPeer int
-	// MaxInflightBytesPerPeer bounds the payload bytes of those calls and
-	// casts. Default 64 MiB (at least MaxMessageSize).
+	// MaxInflightBytesPerPeer bounds what the payloads of those calls and
+	// casts decode into: an estimate from each type's schema, about the
+	// payload's size for most types, more for payloads of many small
+	// messages (docs/SECURITY.md, "Decoded size"). Default 64 MiB (at
+	// least MaxMessageSize).
 	MaxInflightBytesPerPeer int
 	// MaxMessageSize bounds one message's payload (a send, cast, call,
 	// request or reply), checked before it is decoded: a send or cast
 	// over it is a counted dead letter, a call or request gets the error
-	// reply bad_message, and the link stays up. This node refuses to send
+	// reply bad_message, and the link stays up. So is a payload that
+	// would decode into more than 16 times its size (beyond its message's
+	// own struct), whatever its size. This node refuses to send
 	// one too (actor.ErrBadMessage). Default 4 MiB, or MaxFrameSize if
 	// that is smaller.
 	MaxMessageSize int
@@ -186,9 +196,14 @@ type Config struct {
 	// has had no link for this long is forgotten (its table entry, its
 	// incarnation and whatever was kept for it). Default 5m.
 	ForgetNodesAfter time.Duration
-	// MaxNodes bounds the node names this node keeps; a hello from a new
-	// name beyond it is refused once nothing can be forgotten. Names that
-	// discovery reports are always kept. Default 16384.
+	// MaxNodes bounds the node names this node keeps, and a quarter of it
+	// the names learned from the hellos of one source address (as for
+	// MaxHandshakesPerIP). At either bound the names nothing keeps (no
+	// live link, not listed by discovery, not connected to), the longest
+	// unseen first, are forgotten to make room: at the quota the source's
+	// own, at MaxNodes those of the source holding the most. A hello from
+	// a new name is refused (too_many_nodes) only when none can be. Names
+	// that discovery reports are always kept. Default 16384.
 	MaxNodes int
 	// LinkIdleTimeout: a native link this node dialed for traffic (the
 	// first Send, Request, Cast, Call or Watch to a node) is closed once

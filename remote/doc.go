@@ -53,7 +53,11 @@
 // stops itself on a peer's word only when that word is authenticated
 // (its incarnation was declared dead). Handshakes in progress are capped
 // (MaxHandshakes, MaxHandshakesPerIP) and bounded by one
-// HandshakeTimeout. Every handshake failure wraps ErrHandshake.
+// HandshakeTimeout; a connection silent past a much shorter first-byte
+// deadline gives its slot back, and at a cap the slowest handshake not yet
+// proved is shed for the newcomer. A node name must follow the rule of
+// actor.Config.Name, on both sides. Every handshake failure wraps
+// ErrHandshake.
 //
 // Without TLS, a node name is only a claim: any holder of the cookie can
 // claim any name, and an attacker on the network path can read and
@@ -121,8 +125,12 @@
 // released with the peer's links or incarnation (docs/SECURITY.md): calls
 // and casts in flight per peer incarnation (at the bound its links'
 // readers stop reading, so TCP pushes back), frame buffers (they grow as
-// bytes arrive, within a node-wide read budget), message size (checked
-// before decoding), links per peer, announcements, watches and node
-// names. A wait on this node's own resources (a fence, read budget) lasts
-// at most the heartbeat window; then links close instead.
+// bytes arrive, within a node-wide read budget), message size and what a
+// message decodes into (both checked before decoding; calls and casts are
+// admitted at what they decode into), links per peer, announcements,
+// watches and node names (per source address too). The strings a peer
+// chooses are bounded before a span, a metric label, a log line or an
+// error text is made of them, and every log line a peer can cause is
+// rate limited. A wait on this node's own resources (a fence, read budget)
+// lasts at most the heartbeat window; then links close instead.
 package remote

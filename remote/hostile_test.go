@@ -201,22 +201,22 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.Equal(t, wire.HsRefused, d.U8("status"))
 	r := wire.ReadRefusal(&d)
 	require.Equal(t, wire.CodeVersion, r.Code)
-	require.Equal(t, "protocol version 99 not supported; this node speaks 4", r.Reason)
+	require.Equal(t, "protocol version 99 not supported; this node speaks 5", r.Reason)
 	waitFor(t, "logged", func() bool { return strings.Contains(logs.String(), "protocol version 99") })
 
-	// A version 3 node (no traced frames) is refused in its own format:
-	// it would close the link on the first traced frame.
-	v3, err := net.Dial("tcp", victim.Addr())
+	// A version 4 node (names of any size and bytes, no bad_name code)
+	// is refused in its own format.
+	v4, err := net.Dial("tcp", victim.Addr())
 	require.NoError(t, err)
-	defer v3.Close()
-	require.NoError(t, wire.WriteMsg(v3, nil, append(append(wire.ProtoMagic[:], 0, 3), wire.AppendHello(nil, &h)...)))
-	reply, err = wire.ReadMsg(v3, nil)
+	defer v4.Close()
+	require.NoError(t, wire.WriteMsg(v4, nil, append(append(wire.ProtoMagic[:], 0, 4), wire.AppendHello(nil, &h)...)))
+	reply, err = wire.ReadMsg(v4, nil)
 	require.NoError(t, err)
 	d = wire.Dec{B: reply}
 	require.Equal(t, wire.HsRefused, d.U8("status"))
 	r = wire.ReadRefusal(&d)
 	require.Equal(t, wire.CodeVersion, r.Code)
-	require.Equal(t, "protocol version 3 not supported; this node speaks 4", r.Reason)
+	require.Equal(t, "protocol version 4 not supported; this node speaks 5", r.Reason)
 
 	// A version 2 node reads a refusal as status ‖ reason: it gets one.
 	old, err := net.Dial("tcp", victim.Addr())
@@ -227,7 +227,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.NoError(t, err)
 	d = wire.Dec{B: reply}
 	require.Equal(t, wire.HsRefused, d.U8("status"))
-	require.Equal(t, "protocol version 2 not supported; this node speaks 4", d.Str("reason"))
+	require.Equal(t, "protocol version 2 not supported; this node speaks 5", d.Str("reason"))
 	require.Empty(t, d.B)
 }
 

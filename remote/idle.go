@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/wire"
@@ -103,7 +104,7 @@ func (n *Node) closeIdle(p *peer, l *link, now time.Time) bool {
 		return false
 	}
 	n.stats.linksIdleClosed.Add(1)
-	n.log.Debug("closing an idle link", "link", l.String(), "idle", n.cfg.LinkIdleTimeout)
+	n.peerLine(slog.LevelDebug, "closing an idle link", "peer", l.ends.PeerNode, "link", l.kind(), "idle", n.cfg.LinkIdleTimeout)
 	select {
 	case l.wake <- struct{}{}:
 	default:
@@ -204,7 +205,7 @@ func (n *Node) onIdleClose(l *link) {
 		return // only a link's dialer closes it for idleness
 	}
 	l.peerIdle.Store(true)
-	n.log.Debug("the peer closes an idle link", "link", l.String())
+	n.peerLine(slog.LevelDebug, "the peer closes an idle link", "peer", l.ends.PeerNode, "link", l.kind())
 }
 
 // endOfIdle reports whether reason is the expected end of a link its

@@ -60,7 +60,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 
 func (n *Node) badInput(l *link, err error) error {
 	n.stats.badFrames.Add(1)
-	return fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
+	return fmt.Errorf("bad input: %w", err)
 }
 
 func (n *Node) handle(l *link, el *wire.Element) error {
@@ -103,6 +103,16 @@ func (n *Node) tooLarge(el *wire.Element) error {
 	}
 	n.stats.tooLarge.Add(1)
 	return fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Kind, len(el.Payload), n.cfg.MaxMessageSize)
+}
+
+// payloadCost is what el's payload costs its peer's admission: what it
+// decodes into, estimated from its type's schema (wire.Codecs.Cost). An
+// error refuses it before it is decoded: an unregistered type, or a
+// payload that would decode into more than wire.DecodeFactor times its
+// size.
+func (n *Node) payloadCost(el *wire.Element) (int64, error) {
+	c, err := n.codecs.Cost(n.types, el.Type, el.Payload)
+	return int64(c), err
 }
 
 // admit waits for room in the admission of l's peer (admission.go);
@@ -168,7 +178,12 @@ func (n *Node) inCast(l *link, el *wire.Element) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	size := int64(len(el.Payload))
+	size, err := n.payloadCost(el)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
+		return
+	}
 	if !n.admit(l, size) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
 		return
@@ -217,7 +232,12 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
 		return
 	}
-	size := int64(len(el.Payload))
+	size, err := n.payloadCost(el)
+	if err != nil {
+		n.stats.badMessages.Add(1)
+		n.refuse(l, id, "call", fn, err)
+		return
+	}
 	if !n.admit(l, size) {
 		// Its link closed or its incarnation left while it waited: the
 		// caller has failed it with the link; nothing ran.

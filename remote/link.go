@@ -61,6 +61,8 @@ type link struct {
 	idleClosed  atomic.Bool   // we close it for idleness: writers take a new link (idle.go)
 	peerIdle    atomic.Bool   // its dialer said it closes it for idleness: we write nothing more on it (idle.go)
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
+	handling    atomic.Bool   // the reader is handling a frame it read (CPU work, or a wait marked by the flags beside)
+	roomWaits   atomic.Int32  // writers waiting for room in the buffer: the peer is not reading (liveness.go)
 	admitWait   atomic.Bool   // the reader waits for its peer's admission (admission.go)
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
 	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
@@ -99,6 +101,12 @@ func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *
 }
 
 func (l *link) String() string {
+	return fmt.Sprintf("%s %s (%016x)", l.kind(), l.ends.PeerNode, l.ends.PeerInc)
+}
+
+// kind is the link's role and direction, "native link in", "pool/3 link
+// out": String without its peer, for a line that names the peer apart.
+func (l *link) kind() string {
 	dir := "in"
 	if l.outbound {
 		dir = "out"
@@ -107,7 +115,7 @@ func (l *link) String() string {
 	if l.role == wire.RolePool {
 		role = fmt.Sprintf("pool/%d", l.worker)
 	}
-	return fmt.Sprintf("%s link %s %s (%016x)", role, dir, l.ends.PeerNode, l.ends.PeerInc)
+	return role + " link " + dir
 }
 
 // start runs the reader and writer; dispatch handles each frame.
@@ -171,7 +179,9 @@ func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, se
 		}
 		room := l.room
 		l.mu.Unlock()
+		l.roomWaits.Add(1)
 		<-room
+		l.roomWaits.Add(-1)
 		l.mu.Lock()
 	}
 	if l.closed || l.wclosed || l.goodbye.Load() != 0 {

@@ -54,9 +54,14 @@ func (n *Node) checkLinks(now time.Time) {
 			// and this loop turns a change into "heard from now". A
 			// reader waiting on this node (delivering into a mailbox, a
 			// fence, read budget, or admission while handlers of the peer
-			// still run) is busy, not silent (admission.go).
+			// still run) is busy, not silent (admission.go); so is one
+			// working through a frame (decoding, refusing, delivering a
+			// batch), unless it waits for the peer: for admission with
+			// every handler done, or for room to write on a link whose
+			// writers all wait (the peer reads nothing).
 			admitWait := l.admitWait.Load()
-			if r := l.reads.Load() + l.dataIn.Load(); r != l.seen || l.dispatching.Load() || (admitWait && p.adm.running()) {
+			working := l.handling.Load() && !admitWait && l.roomWaits.Load() == 0
+			if r := l.reads.Load() + l.dataIn.Load(); r != l.seen || l.dispatching.Load() || working || (admitWait && p.adm.running()) {
 				l.seen = r
 				l.lastRead.Store(now.UnixNano())
 				l.missed = 0

@@ -83,6 +83,9 @@ type Node struct {
 	closing   bool
 	meta      map[string]string     // what Announce published
 	poolStats map[string]*poolStats // pooled-path counters, by node
+	// namesBySrc counts the names learned from hellos by source address
+	// (prune.go).
+	namesBySrc map[string]int
 
 	routes atomic.Pointer[map[string]*pubPool] // published pools, by node; written under mu
 	codecs wire.Codecs                         // how each registered type decodes (codec.go)
@@ -99,15 +102,18 @@ type Node struct {
 	acceptLog   logLimiter     // accept errors
 	shedLog     logLimiter     // connections over a handshake cap
 	refusedLog  logLimiter     // failed inbound handshakes
-	hooks       atomic.Pointer[[]Hooks]
-	running     sync.WaitGroup // inbound calls executing here
-	workers     workerPool     // the goroutines that run them (callworkers.go)
-	runningByFn sync.Map       // function name -> *atomic.Int64
-	wg          sync.WaitGroup // accept, liveness, handshakes
-	linkWG      sync.WaitGroup // every link's reader and writer
-	stop        chan struct{}
-	stopped     chan struct{}
-	once        sync.Once
+	// peerWarnLog and peerDebugLog: the other lines a peer can cause
+	// (peerlog.go).
+	peerWarnLog, peerDebugLog logLimiter
+	hooks                     atomic.Pointer[[]Hooks]
+	running                   sync.WaitGroup // inbound calls executing here
+	workers                   workerPool     // the goroutines that run them (callworkers.go)
+	runningByFn               sync.Map       // function name -> *atomic.Int64
+	wg                        sync.WaitGroup // accept, liveness, handshakes
+	linkWG                    sync.WaitGroup // every link's reader and writer
+	stop                      chan struct{}
+	stopped                   chan struct{}
+	once                      sync.Once
 
 	// afterPublishSwap, in tests, runs right after publishPool changed
 	// the route, under the peer's path lock.
@@ -136,6 +142,7 @@ type slot struct {
 	listed  bool                 // discovery reports it up
 	pinned  bool                 // the user connected to it by address
 	kept    bool                 // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
+	src     string               // the source of the hello it was learned from (counted in namesBySrc); "" otherwise
 }
 
 // dialAttempt is one dial of a native link. Callers that find a dial
@@ -166,12 +173,13 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		sys: sys, cfg: cfg, log: cfg.Logger.With("layer", "remote"), types: sys.Config().Types,
-		cookie:  []byte(cfg.Cookie),
-		slots:   make(map[string]*slot),
-		inbound: make(map[*link]struct{}),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		gate:    newHandshakeGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerIP),
+		cookie:     []byte(cfg.Cookie),
+		slots:      make(map[string]*slot),
+		namesBySrc: make(map[string]int),
+		inbound:    make(map[*link]struct{}),
+		stop:       make(chan struct{}),
+		stopped:    make(chan struct{}),
+		gate:       newHandshakeGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerIP),
 
 		readBudget: newReadBudget(cfg.ReadBudgetBytes),
 		tracer:     newTracer(cfg.TracerProvider),
@@ -182,6 +190,8 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	n.acceptLog = logLimiter{every: time.Second, burst: 1}
 	n.shedLog = logLimiter{every: time.Second, burst: 1}
 	n.refusedLog = logLimiter{every: time.Second, burst: 20}
+	n.peerWarnLog = logLimiter{every: time.Second, burst: peerLogBurst}
+	n.peerDebugLog = logLimiter{every: time.Second, burst: peerLogBurst}
 	n.routes.Store(&map[string]*pubPool{})
 	ln, err := cfg.Network.Listen(cfg.Listen)
 	if err != nil {
@@ -327,7 +337,7 @@ func (n *Node) onMember(ev discovery.Event) {
 	}
 	n.mu.Unlock()
 	if gone != nil {
-		n.incarnationGone(gone, fmt.Errorf("discovery reports incarnation %016x of %s %s", gone.inc, gone.name, ev.Type))
+		n.incarnationGone(gone, fmt.Errorf("discovery reports incarnation %016x %s", gone.inc, ev.Type))
 	}
 	n.each(func(h *Hooks) {
 		if h.OnMember != nil {
@@ -348,8 +358,6 @@ func (n *Node) checkClient(h *wire.Hello) *wire.Refusal {
 		return wire.Refuse(wire.CodeStopping, "node %s is shutting down", me)
 	case h.Node == me:
 		return wire.Refuse(wire.CodeNameClash, "name clash: this node is already %q", me)
-	case h.Node == "":
-		return wire.Refuse(wire.CodeMalformed, "empty node name")
 	case h.WantNode != "" && h.WantNode != me:
 		return wire.Refuse(wire.CodeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
 	case h.WantInc != 0 && h.WantInc != inc:
@@ -554,20 +562,35 @@ func (n *Node) attach(conn net.Conn, h wire.Hello, outbound bool, dialID uint64)
 // heartbeat window if its host vanished.
 func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint64) (*link, *peer, error) {
 	role, worker := h.Role, h.Worker
+	src := ""
 	if outbound {
 		role, worker = n.dialRole(conn)
+	} else {
+		src = sourceOf(conn)
 	}
+	var gone []forgotten // names forgotten to make room: ended once n.mu is released
+	defer func() {
+		n.afterForget(gone, fmt.Errorf("forgotten to make room for %s in the node table (MaxNodes)", h.Node))
+	}()
 	n.mu.Lock()
 	if n.closing {
 		n.mu.Unlock()
 		return nil, nil, fmt.Errorf("%w: %w", actor.ErrStopped, wire.Refuse(wire.CodeStopping, "node %s is shutting down", n.sys.Name()))
 	}
-	if n.slots[h.Node] == nil && !outbound && !n.roomForNameLocked() {
-		n.mu.Unlock()
-		n.stats.linksRefused.Add(1)
-		return nil, nil, wire.Refuse(wire.CodeTooManyNodes, "too many node names known here (MaxNodes %d): %s not admitted", n.cfg.MaxNodes, h.Node)
+	isNew := n.slots[h.Node] == nil
+	if isNew && !outbound {
+		var ok bool
+		if gone, ok = n.roomForNameLocked(src); !ok {
+			n.mu.Unlock()
+			n.stats.linksRefused.Add(1)
+			return nil, nil, wire.Refuse(wire.CodeTooManyNodes, "too many node names known here (MaxNodes %d, %d from %s): %s not admitted", n.cfg.MaxNodes, n.cfg.namesPerSource(), src, h.Node)
+		}
 	}
 	s := n.slotLocked(h.Node)
+	if isNew && src != "" {
+		s.src = src
+		n.namesBySrc[src]++
+	}
 	s.seen = time.Now()
 	if _, dead := s.tomb[h.Inc]; dead || (s.cur != nil && s.cur.inc == h.Inc && s.cur.isGone()) {
 		// (the second: its tomb was evicted, but it is the one known)
@@ -619,9 +642,9 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 func (n *Node) activate(l *link, old *peer) {
 	p := l.peer
 	if old != nil {
-		n.incarnationGone(old, fmt.Errorf("%s restarted as incarnation %016x", p.name, p.inc))
+		n.incarnationGone(old, fmt.Errorf("restarted as incarnation %016x", p.inc))
 	}
-	n.log.Debug("link up", "link", l.String())
+	n.peerLine(slog.LevelDebug, "link up", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind())
 	l.start(n.dispatch)
 	if l.role == wire.RoleNative {
 		n.announceTo(l) // a peer that joins late learns what we announced

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -263,17 +264,17 @@ func (n *Node) linkDown(l *link, reason error) {
 	lastOfLeaver := p.leaving && len(p.links) == 0
 	p.mu.Unlock()
 	if lastOfLeaver {
-		defer n.incarnationGone(p, fmt.Errorf("%s left (graceful stop)", p.name))
+		defer n.incarnationGone(p, errors.New("left (graceful stop)"))
 	}
 	// A pool link its dialer finished (a half-close, PoolLink.Finish)
 	// ends with a clean EOF: no news.
 	finished := l.role == wire.RolePool && !l.outbound && errors.Is(reason, io.EOF)
 	quiet := errors.Is(reason, errLinkClosed) || errors.Is(reason, errGoodbye) || gone || finished || endOfIdle(l, reason)
+	level := slog.LevelWarn
 	if quiet {
-		n.log.Debug("link down", "link", l.String(), "reason", reason)
-	} else {
-		n.log.Warn("link down", "link", l.String(), "reason", reason)
+		level = slog.LevelDebug
 	}
+	n.peerLine(level, "link down", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind(), "reason", reason)
 	var failed int
 	if l.goodbye.Load() == goodbyeClean {
 		// A clean goodbye promised that whatever it had not answered it
@@ -326,7 +327,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	}
 	n.mu.Unlock()
 	p.cancel() // its casts
-	n.log.Warn("peer incarnation gone", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "reason", reason, "pending", len(pending))
+	n.peerLine(slog.LevelWarn, "peer incarnation gone", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "reason", reason, "pending", len(pending))
 	for _, pc := range pending {
 		pc.fail(pc.failure(p, reason))
 	}

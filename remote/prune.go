@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -20,8 +21,9 @@ import (
 //     that the user did not Connect to, and that has had no link for
 //     ForgetNodesAfter is forgotten: its incarnation is gone for this
 //     node, its tombstones and counters go too. At most MaxNodes names
-//     are kept; a hello from a new name beyond it is refused when no
-//     name without a live incarnation can be forgotten to make room.
+//     are kept, and at most a quarter of them from one source's hellos;
+//     at either bound names nothing keeps are forgotten to make room
+//     (below, "The names of the node table, per source").
 //   - tombstones (incarnations declared gone) are kept per name, the
 //     latest maxTombs of them.
 
@@ -40,7 +42,7 @@ type watchKey struct{ watcher, target actor.PID }
 func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	if watcher.Node != p.name || watcher.Incarnation != p.inc {
 		n.stats.watchesRefused.Add(1)
-		n.log.Debug("watch ignored: the watcher is not the peer's own actor", "peer", p.name, "watcher", watcher.String())
+		n.peerLine(slog.LevelDebug, "watch ignored: the watcher is not the peer's own actor", "peer", p.name, "watcher", watcher.String())
 		return
 	}
 	k := watchKey{watcher, target}
@@ -60,7 +62,7 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	p.mu.Unlock()
 	if full {
 		n.stats.watchesRefused.Add(1)
-		n.log.Debug("watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.MaxWatchesPerPeer)
+		n.peerLine(slog.LevelDebug, "watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.MaxWatchesPerPeer)
 		n.notifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
 			fmt.Errorf("%w: %s holds %d watches on %s (MaxWatchesPerPeer)", actor.ErrOverloaded, p.name, n.cfg.MaxWatchesPerPeer, n.sys.Name())))
 		return
@@ -94,7 +96,7 @@ func (n *Node) dropInWatches(ws map[watchKey]struct{}) {
 // before.
 func (n *Node) refuseAnnounce(l *link, size int) {
 	n.stats.announcesRefused.Add(1)
-	n.log.Warn("announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.MaxAnnounceBytes))
+	n.peerLine(slog.LevelWarn, "announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.MaxAnnounceBytes))
 }
 
 // bury records inc as gone, keeping the latest maxTombs. Under n.mu.
@@ -128,42 +130,114 @@ func (s *slot) keep() bool {
 	return false
 }
 
-// roomForNameLocked makes room for one more node name under MaxNodes,
-// forgetting the longest unseen names that have no live incarnation; false
-// when there is none to forget. Under n.mu.
-func (n *Node) roomForNameLocked() bool {
-	if len(n.slots) < n.cfg.MaxNodes {
-		return true
+// The names of the node table, per source. A cookie holder can say
+// hello under as many names as it likes, and each one it leaves without
+// a link would stay for ForgetNodesAfter: at MaxNodes, new names (real
+// nodes among them) were refused for that long. So a name learned from a
+// hello counts against the source address it came from (sourceOf, as for
+// handshakes), which may hold at most a quarter of MaxNodes; and at
+// either bound room is made by forgetting names nothing keeps (no live
+// link, not listed, not connected to, no dial: slot.keep), the longest
+// unseen first: the source's own at its quota, at MaxNodes those of the
+// source holding the most. A name is refused too_many_nodes only when
+// nothing can be forgotten. A forgotten name's incarnation is gone for
+// this node, as after ForgetNodesAfter.
+
+// namesPerSource is how many names one source's hellos may hold.
+func (c Config) namesPerSource() int { return max(c.MaxNodes/4, 1) }
+
+// forgetBatch is how many names a full table forgets at once, so that
+// finding them (a sort of the table) is paid once per batch of hellos.
+func (c Config) forgetBatch() int { return max(c.MaxNodes/64, 1) }
+
+// forgotten is a name forgotten, with the incarnation that goes with it.
+type forgotten struct {
+	name string
+	cur  *peer // not gone when it was forgotten; nil if none
+}
+
+// roomForNameLocked makes room for a new name from src (a hello's source;
+// "" when it did not come from a hello) under MaxNodes and src's quota,
+// forgetting names nothing keeps; false when there is none to forget. The
+// caller calls afterForget with what it returns, once n.mu is released.
+// Under n.mu.
+func (n *Node) roomForNameLocked(src string) (gone []forgotten, ok bool) {
+	full := func() bool {
+		return len(n.slots) >= n.cfg.MaxNodes || (src != "" && n.namesBySrc[src] >= n.cfg.namesPerSource())
+	}
+	if !full() {
+		return nil, true
+	}
+	atQuota := src != "" && n.namesBySrc[src] >= n.cfg.namesPerSource()
+	from := src // at its quota, the source's own names; at MaxNodes, the largest source's
+	if !atQuota {
+		from = ""
+		for s, c := range n.namesBySrc {
+			if from == "" || c > n.namesBySrc[from] {
+				from = s
+			}
+		}
 	}
 	var idle []*slot
 	for _, s := range n.slots {
-		if !s.keep() && (s.cur == nil || s.cur.isGone()) {
+		if (from == "" || s.src == from) && !s.keep() {
 			idle = append(idle, s)
 		}
 	}
+	if len(idle) == 0 && !atQuota {
+		// The largest source holds only live names: any other will do.
+		for _, s := range n.slots {
+			if !s.keep() {
+				idle = append(idle, s)
+			}
+		}
+	}
 	sort.Slice(idle, func(i, j int) bool { return idle[i].seen.Before(idle[j].seen) })
-	for _, s := range idle {
-		if len(n.slots) < n.cfg.MaxNodes {
+	for i, s := range idle {
+		if i >= n.cfg.forgetBatch() && !full() {
 			break
 		}
+		gone = append(gone, forgotten{name: s.name, cur: s.cur})
 		n.forgetLocked(s)
 	}
-	return len(n.slots) < n.cfg.MaxNodes
+	return gone, !full()
 }
 
 // forgetLocked drops a slot and what is kept by node name. Under n.mu.
 func (n *Node) forgetLocked(s *slot) {
 	delete(n.slots, s.name)
 	delete(n.poolStats, s.name)
+	if s.src != "" {
+		if n.namesBySrc[s.src]--; n.namesBySrc[s.src] <= 0 {
+			delete(n.namesBySrc, s.src)
+		}
+	}
 	n.stats.nodesForgotten.Add(1)
+}
+
+// afterForget ends the incarnations of forgotten names and tells the
+// layers (Hooks.OnForget), with no lock held.
+func (n *Node) afterForget(gone []forgotten, why error) {
+	for _, f := range gone {
+		if f.cur != nil && !f.cur.isGone() {
+			n.incarnationGone(f.cur, why)
+		}
+	}
+	for _, f := range gone {
+		n.peerLine(slog.LevelDebug, "node name forgotten", "peer", f.name, "why", why)
+		n.each(func(h *Hooks) {
+			if h.OnForget != nil {
+				h.OnForget(f.name)
+			}
+		})
+	}
 }
 
 // pruneNodes forgets the node names unseen for ForgetNodesAfter (the
 // liveness loop calls it). An incarnation still known for such a name,
 // with no link for that long, is gone for this node.
 func (n *Node) pruneNodes(now time.Time) {
-	var gone []*peer
-	var names []string
+	var gone []forgotten
 	n.mu.Lock()
 	for _, s := range n.slots {
 		if s.keep() {
@@ -173,24 +247,11 @@ func (n *Node) pruneNodes(now time.Time) {
 		if now.Sub(s.seen) < n.cfg.ForgetNodesAfter {
 			continue
 		}
-		if s.cur != nil && !s.cur.isGone() {
-			gone = append(gone, s.cur)
-		}
+		gone = append(gone, forgotten{name: s.name, cur: s.cur})
 		n.forgetLocked(s)
-		names = append(names, s.name)
 	}
 	n.mu.Unlock()
-	for _, p := range gone {
-		n.incarnationGone(p, fmt.Errorf("forgotten: no link to %s for %v and discovery does not list it", p.name, n.cfg.ForgetNodesAfter))
-	}
-	for _, name := range names {
-		n.log.Debug("node name forgotten", "node", name)
-		n.each(func(h *Hooks) {
-			if h.OnForget != nil {
-				h.OnForget(name)
-			}
-		})
-	}
+	n.afterForget(gone, fmt.Errorf("forgotten: no link for %v and discovery does not list it", n.cfg.ForgetNodesAfter))
 }
 
 // pruneEvery is how often the liveness loop looks for names to forget.

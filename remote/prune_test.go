@@ -3,7 +3,6 @@ package remote
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +120,8 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 // disconnected). A name that discovery does not list and that has had
 // no link for ForgetNodesAfter is forgotten; names discovery lists, or
 // that the user connected to, stay. MaxNodes bounds the names kept: a
-// new name beyond it is refused while every name has a live incarnation.
+// new name beyond it (or beyond its source's quota) is refused while
+// every name it could replace has a live link.
 func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
 	_, victim, _ := startNode(t, "victim", Config{ForgetNodesAfter: 200 * time.Millisecond, Seeds: []string{"seed=127.0.0.1:1"}})
 	good, gn, _ := startNode(t, "good", Config{})
@@ -144,14 +144,19 @@ func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
 	healthy(t, good, "victim")
 
 	// MaxNodes: names with live links cannot be forgotten, so a new name
-	// beyond the bound is refused.
+	// beyond the bound is refused; so is one beyond a source's quota (a
+	// quarter of MaxNodes) while that source's names all have live links.
 	_, capped, _ := startNode(t, "capped", Config{MaxNodes: 10})
-	for i := range 10 {
-		rawLink(t, capped, fmt.Sprintf("holder-%d", i), uint64(2000+i), 0)
+	holder := func(ip, name string, inc uint64) error {
+		conn := dialFrom(t, ip, capped.Addr())
+		_, err := wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: name, Inc: inc, Addr: "127.0.0.1:1"}, soon(), nil)
+		return err
 	}
-	conn, err := net.Dial("tcp", capped.Addr())
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: "one-too-many", Inc: 3000}, soon(), nil)
-	require.ErrorContains(t, err, "too many node names known here (MaxNodes 10)")
+	require.NoError(t, holder("127.0.0.2", "holder-a", 2000))
+	require.NoError(t, holder("127.0.0.2", "holder-b", 2001))
+	require.ErrorContains(t, holder("127.0.0.2", "holder-c", 2002), "too many node names known here (MaxNodes 10, 2 from 127.0.0.2)")
+	for i := range 8 {
+		require.NoError(t, holder(fmt.Sprintf("127.0.0.%d", 3+i), fmt.Sprintf("holder-%d", i), uint64(2010+i)))
+	}
+	require.ErrorContains(t, holder("127.0.0.20", "one-too-many", 3000), "too many node names known here (MaxNodes 10")
 }

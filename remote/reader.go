@@ -65,7 +65,7 @@ func (r *linkReader) read() *inboundCall {
 			}
 			if isWireError(err) {
 				l.node.stats.badFrames.Add(1)
-				err = fmt.Errorf("bad input from %s: %w", l.ends.PeerNode, err)
+				err = fmt.Errorf("bad input: %w", err)
 			}
 			r.end(readErr(err))
 			return nil
@@ -73,7 +73,9 @@ func (r *linkReader) read() *inboundCall {
 		l.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
 		l.node.stats.bytesIn.Add(uint64(len(body) + wire.FrameHeader + 1))
 		l.node.stats.framesIn.Add(1)
+		l.handling.Store(true) // liveness: busy on this frame, not silent
 		err = r.dispatch(l, k, body)
+		l.handling.Store(false)
 		if k == wire.KindPing || k == wire.KindPong {
 			l.reads.Add(1)
 		} else {

@@ -5,6 +5,7 @@ import (
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
 	"google.golang.org/protobuf/proto"
+	"log/slog"
 )
 
 // A batch often holds several sends in a row to one actor (many callers
@@ -33,7 +34,7 @@ const maxRunCap = 4096
 func (n *Node) dropSend(l *link, el *wire.Element, err error) {
 	n.stats.badMessages.Add(1)
 	to := sendTarget(n, el.To, el.ToName)
-	n.log.Debug("message dropped", "from", l.ends.PeerNode, "to", to.String(), "err", err)
+	n.peerLine(slog.LevelDebug, "message dropped", "peer", l.ends.PeerNode, "to", to.String(), "err", err)
 	actorhooks.DeadLetter(n.sys, to, el.Sender, el.Type, err)
 }
 

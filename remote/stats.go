@@ -57,7 +57,7 @@ type Stats struct {
 
 	// Handshakes and the accept loop.
 	Handshaking    int    // inbound handshakes in progress now (at most MaxHandshakes)
-	HandshakesShed uint64 // connections closed at once over MaxHandshakes or MaxHandshakesPerIP
+	HandshakesShed uint64 // pre-auth connections closed by the gate: shed at MaxHandshakes or MaxHandshakesPerIP, or silent past the first-byte deadline
 	AcceptErrors   uint64 // failed accepts (each one backs off)
 
 	// The limits on what peers can make this node hold (docs/SECURITY.md).
@@ -73,7 +73,7 @@ type Stats struct {
 	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
 	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes
 	WatchesRefused   uint64 // peer watches refused (MaxWatchesPerPeer, or not the peer's own watcher)
-	NodesForgotten   uint64 // node names forgotten after ForgetNodesAfter
+	NodesForgotten   uint64 // node names forgotten after ForgetNodesAfter, or to make room (MaxNodes)
 	Nodes            int    // node names known (MaxNodes)
 }
 

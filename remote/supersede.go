@@ -3,6 +3,7 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -143,7 +144,7 @@ func (l *link) awaitFenced(ids []uint64) {
 			l.node.stats.fenceTimeouts.Add(1)
 			for _, o := range olds[i:] {
 				if !o.isClosed() {
-					l.node.log.Warn("a fence waited the heartbeat window; closing the link it waits for", "link", l.String(), "fenced", o.String(), "waited", window)
+					l.node.peerLine(slog.LevelWarn, "a fence waited the heartbeat window; closing the link it waits for", "peer", l.ends.PeerNode, "link", l.kind(), "fenced", o.kind(), "waited", window)
 					o.close(fmt.Errorf("%w: a fence on %s waited %v for it", errFenceTimeout, l.String(), window))
 				}
 			}

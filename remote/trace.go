@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -27,7 +28,12 @@ import (
 const instrumentationName = "github.com/mailroom-go/mailroom"
 
 // Span attribute keys. Their values are bounded by what the cluster
-// defines (node, function, name and type names), never payloads or PIDs.
+// defines (node, function, name and type names), never payloads or PIDs:
+// a span a peer's frame makes names only what exists on this node (a
+// registered function or name, a registered type: decoding checked it)
+// and the peer's node name (checked at the handshake); a frame for a
+// function or name this node does not have makes a span of a fixed name,
+// with neither (spanFor).
 const (
 	attrPeer    = attribute.Key("mailroom.peer")         // the node at the other end
 	attrFn      = attribute.Key("mailroom.function")     // cast, call
@@ -121,7 +127,26 @@ func (n *Node) traceIn(base context.Context, peer string, el *wire.Element) (con
 	if el.Kind == wire.KindCall || el.Kind == wire.KindRequest {
 		kind = trace.SpanKindServer
 	}
-	return n.tracer.Start(ctx, spanName(el), trace.WithSpanKind(kind), spanAttrs(peer, el))
+	name, attrs := n.spanFor(peer, el)
+	return n.tracer.Start(ctx, name, trace.WithSpanKind(kind), attrs)
+}
+
+// spanFor is the name and attributes of the span an inbound element
+// makes: its function or registered name only when this node has it (a
+// peer may send any name); else "mailroom.<kind> (unknown target)".
+func (n *Node) spanFor(peer string, el *wire.Element) (string, trace.SpanStartEventOption) {
+	known := true
+	switch {
+	case el.Kind == wire.KindCast || el.Kind == wire.KindCall:
+		_, known = actorhooks.Function(n.sys, el.Fn)
+	case el.ToName != "":
+		_, known = n.sys.Lookup(el.ToName)
+	}
+	if known {
+		return spanName(el), spanAttrs(peer, el)
+	}
+	anon := wire.Element{Kind: el.Kind, Type: el.Type}
+	return "mailroom." + el.Kind.String() + " (unknown target)", spanAttrs(peer, &anon)
 }
 
 // inTrace is the trace an inbound call carried: the context its

@@ -53,7 +53,8 @@ func appendVT(dst []byte, m vtMarshaler, typ string) ([]byte, error) {
 
 // Codec is how a node decodes one message type.
 type Codec struct {
-	mt protoreflect.MessageType
+	mt   protoreflect.MessageType
+	cost *decodeCost // what its payloads decode into (decodecost.go)
 	// vt: decode with UnmarshalVT. Not for a type that can nest itself
 	// (directly or through others): a peer could nest it as deep as a
 	// frame allows, and vtprotobuf's decoder, unlike protobuf's, has no
@@ -83,10 +84,10 @@ func (c *Codecs) lookup(types actor.TypeRegistry, typ string) (*Codec, error) {
 		if c.Node != "" {
 			where = "node " + c.Node
 		}
-		return nil, fmt.Errorf("%w: unregistered message type %q on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, typ, where, where)
+		return nil, fmt.Errorf("%w: unregistered message type %s on %s (register it with System.RegisterTypes on %s)", actor.ErrBadMessage, quoteName(typ), where, where)
 	}
 	_, vt := mt.Zero().Interface().(vtUnmarshaler)
-	cd := &Codec{mt: mt, vt: vt && !nests(mt.Descriptor())}
+	cd := &Codec{mt: mt, vt: vt && !nests(mt.Descriptor()), cost: newDecodeCost(mt.Descriptor())}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	next := map[string]*Codec{typ: cd}
@@ -97,6 +98,15 @@ func (c *Codecs) lookup(types actor.TypeRegistry, typ string) (*Codec, error) {
 	}
 	c.m.Store(&next)
 	return cd, nil
+}
+
+// quoteName is a name a peer sent, for an error text: quoted, at most
+// its first 128 bytes.
+func quoteName(s string) string {
+	if len(s) <= 128 {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:128], len(s))
 }
 
 // Cached is the codec cached for typ, or nil.
@@ -122,8 +132,32 @@ func (c *Codecs) Unmarshal(types actor.TypeRegistry, typ string, b []byte) (prot
 	return cd.Decode(typ, b)
 }
 
-// Decode decodes b into a fresh message of cd's type (typ names it).
+// Cost is what a payload b of type typ decodes into (an estimate from
+// its schema, decodecost.go), for admission; an error (wrapping
+// actor.ErrBadMessage: refused, not decoded) when that is more than
+// DecodeFactor times its size. No payload, no cost.
+func (c *Codecs) Cost(types actor.TypeRegistry, typ string, b []byte) (int, error) {
+	if typ == "" {
+		return 0, nil
+	}
+	cd, err := c.lookup(types, typ)
+	if err != nil {
+		return 0, err
+	}
+	return cd.cost.estimate(typ, b)
+}
+
+// Decode decodes b into a fresh message of cd's type (typ names it),
+// unless it would decode into more than DecodeFactor times its size.
 func (cd *Codec) Decode(typ string, b []byte) (proto.Message, error) {
+	if _, err := cd.cost.estimate(typ, b); err != nil {
+		return nil, err
+	}
+	return cd.decode(typ, b)
+}
+
+// decode is Decode without the check.
+func (cd *Codec) decode(typ string, b []byte) (proto.Message, error) {
 	m := cd.mt.New().Interface()
 	var err error
 	if cd.vt {

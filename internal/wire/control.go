@@ -92,8 +92,8 @@ func (e *Ends) readControl(d *Dec) *Control {
 		if c.Status > maxStatus && d.Err == nil {
 			d.malformed("terminated status %d", c.Status)
 		}
-		c.Code = d.Str("code")
-		c.Message = d.Str("message")
+		c.Code = d.text("code", MaxNameLen)
+		c.Message = d.text("message", MaxErrorText)
 	case CtlFence:
 		n := d.uvarint("fence count")
 		if n > MaxFenceLinks && d.Err == nil {

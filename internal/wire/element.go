@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/nodename"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -95,6 +96,9 @@ func (e *Ends) readPID(d *Dec) actor.PID {
 		return actor.PID{Node: e.SelfNode, Incarnation: e.SelfInc, ID: d.uvarint("pid id")}
 	case pidExplicit:
 		node := d.name("pid node")
+		if d.Err == nil && !nodename.Valid(node) {
+			d.malformed("pid node name %s: want %s", nodename.Quote(node), nodename.Rule)
+		}
 		inc := d.u64("pid incarnation")
 		return actor.PID{Node: node, Incarnation: inc, ID: d.uvarint("pid id")}
 	default:
@@ -205,6 +209,16 @@ func (e *Ends) payload(dst []byte, el *Element) ([]byte, error) {
 	return out, nil
 }
 
+// checkNames refuses an element with a name the peer would close the
+// link on (over MaxNameLen). The encoders that return an error check it;
+// AppendFrame, for tests, writes whatever it is given.
+func checkNames(el *Element) error {
+	if len(el.Fn) > MaxNameLen || len(el.ToName) > MaxNameLen || len(el.Type) > MaxNameLen {
+		return fmt.Errorf("%w: a name of more than %d bytes (function %d, target %d, type %d): the peer would close the link", actor.ErrBadMessage, MaxNameLen, len(el.Fn), len(el.ToName), len(el.Type))
+	}
+	return nil
+}
+
 // traced reports whether el travels as a traced frame.
 func (el *Element) traced() bool { return !el.Trace.IsZero() && traceable(el.Kind) }
 
@@ -227,6 +241,9 @@ func (e *Ends) AppendFrame(dst []byte, el *Element) []byte {
 // EncodeFrame is appendFrame for any element (a message in el.msg is
 // encoded in place). On an error dst is returned as it was given.
 func (e *Ends) EncodeFrame(dst []byte, el *Element) ([]byte, error) {
+	if err := checkNames(el); err != nil {
+		return dst, err
+	}
 	mark := len(dst)
 	dst, start := beginFrame(dst, el.wireKind())
 	dst, err := e.encodeBody(dst, el)
@@ -246,6 +263,9 @@ func (e *Ends) appendElement(dst []byte, el *Element) []byte {
 // EncodeElement is appendElement for any element (a message in el.msg
 // is encoded in place). On an error dst is returned as it was given.
 func (e *Ends) EncodeElement(dst []byte, el *Element) ([]byte, error) {
+	if err := checkNames(el); err != nil {
+		return dst, err
+	}
 	mark := len(dst)
 	dst = append(dst, byte(el.wireKind()))
 	// Reserve a fixed 4-byte length: cheaper than encoding twice.
@@ -316,8 +336,8 @@ func (e *Ends) DecodeBody(k Kind, body []byte, el *Element) error {
 			el.Type = d.name("type")
 			el.Payload = d.bytes("payload")
 		} else {
-			el.Code = d.Str("code")
-			el.Message = d.Str("message")
+			el.Code = d.text("code", MaxNameLen)
+			el.Message = d.text("message", MaxErrorText)
 		}
 	case KindCancel:
 		el.ID = d.uvarint("id")
@@ -325,7 +345,7 @@ func (e *Ends) DecodeBody(k Kind, body []byte, el *Element) error {
 	case KindControl:
 		el.Control = e.readControl(&d)
 	case KindGoodbye:
-		el.Reason = d.Str("reason")
+		el.Reason = d.text("reason", MaxErrorText)
 		switch f := d.U8("clean"); f {
 		case 0, 1:
 			el.Clean = f == 1

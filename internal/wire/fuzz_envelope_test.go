@@ -43,6 +43,20 @@ func fuzzTypes() actor.TypeRegistry {
 // checkPayload decodes a payload as the inbound path does; a payload that
 // decodes must survive a marshal/unmarshal round trip unchanged.
 func checkPayload(types actor.TypeRegistry, typ string, b []byte) {
+	// The decode estimate walks any bytes (decodecost.go): it must not
+	// panic, and a payload refused for what it would decode into is
+	// never decoded.
+	if cd, err := new(Codecs).lookup(types, typ); err == nil {
+		if walked := cd.cost.scan(cd.cost.md, b, 0); walked < 0 {
+			panic(fmt.Sprintf("a negative estimate for %s: %d", typ, walked))
+		}
+		if _, err := cd.cost.estimate(typ, b); err != nil {
+			if _, derr := cd.Decode(typ, b); derr == nil {
+				panic(fmt.Sprintf("a %s refused by its estimate decoded", typ))
+			}
+			return
+		}
+	}
 	m, err := unmarshal(types, typ, b)
 	if err != nil || m == nil {
 		return

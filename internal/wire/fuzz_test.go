@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/nodename"
 )
 
 var fuzzEnds = Ends{SelfNode: "a", SelfInc: 1, PeerNode: "b", PeerInc: 2}
@@ -85,10 +87,14 @@ func decodeStream(data []byte) {
 				if err != nil || !ok {
 					break
 				}
+				checkBounds(&el)
 			}
 			continue
 		}
 		var el Element
+		if fuzzEnds.DecodeBody(k, body, &el) == nil {
+			checkBounds(&el)
+		}
 		if fuzzEnds.DecodeBody(k, body, &el) == nil && k != KindControl {
 			// A decoded element re-encodes to an equivalent body.
 			again := fuzzEnds.AppendFrame(nil, &el)
@@ -96,6 +102,32 @@ func decodeStream(data []byte) {
 			if err := fuzzEnds.DecodeBody(Kind(again[4]), again[5:], &el2); err != nil {
 				panic("re-encoded frame does not decode: " + err.Error())
 			}
+		}
+	}
+}
+
+// checkBounds asserts what version 5 bounds in a decoded element: the
+// names a peer chooses, the node names of its PIDs, its error texts.
+func checkBounds(el *Element) {
+	for _, n := range []string{el.Type, el.Fn, el.ToName} {
+		if len(n) > MaxNameLen {
+			panic(fmt.Sprintf("a name of %d bytes decoded", len(n)))
+		}
+	}
+	texts := []string{el.Code, el.Message, el.Reason}
+	pids := []actor.PID{el.To, el.Sender}
+	if c := el.Control; c != nil {
+		texts = append(texts, c.Code, c.Message)
+		pids = append(pids, c.Watcher, c.Target)
+	}
+	for _, t := range texts {
+		if len(t) > MaxErrorText {
+			panic(fmt.Sprintf("an error text of %d bytes decoded", len(t)))
+		}
+	}
+	for _, p := range pids {
+		if !p.IsZero() && !nodename.Valid(p.Node) {
+			panic(fmt.Sprintf("a PID of node %q decoded", p.Node))
 		}
 	}
 }
@@ -114,13 +146,14 @@ func TestSeedFramesRoundTrip(t *testing.T) {
 	}
 }
 
-// pipeConn feeds scripted input to a handshake and swallows its output.
+// pipeConn feeds scripted input to a handshake and records its output.
 type pipeConn struct {
-	r io.Reader
+	r   io.Reader
+	out bytes.Buffer
 }
 
 func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *pipeConn) Write(p []byte) (int, error)      { return len(p), nil }
+func (c *pipeConn) Write(p []byte) (int, error)      { return c.out.Write(p) }
 func (c *pipeConn) Close() error                     { return nil }
 func (c *pipeConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
 func (c *pipeConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
@@ -153,12 +186,93 @@ func handshakeSeeds() [][]byte {
 		append(msg(srvHello), msg(append(dead, mac...))...),
 		append(msg(srvHello), msg(RefusalMsg(HsRefused, Refuse(CodeBadCookie, "bad cookie")))...),
 		msg(RefusalMsg(HsRefused, Refuse(CodeVersion, "no"))),
+		// names off the rule, either side
+		msg(ClientHello(&Hello{Node: "mallory\xff\xfe", Inc: 6, Addr: "127.0.0.1:1"})),
+		msg(AppendHello([]byte{HsOK}, &Hello{Node: "srv with spaces", Inc: 1, Addr: "127.0.0.1:2"})),
 	}
+}
+
+// firstHello decodes the hello in the first handshake message of b as a
+// server reads it (after magic and version: client) or a client does
+// (after the status: server); ok is false when it does not decode.
+func firstHello(b []byte, client bool) (h Hello, ok bool) {
+	if len(b) < 2 {
+		return Hello{}, false
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	if len(b) < 2+n {
+		return Hello{}, false
+	}
+	msg := b[2 : 2+n]
+	skip := 1 // status
+	if client {
+		if len(msg) < 6 || [4]byte(msg[:4]) != ProtoMagic || binary.BigEndian.Uint16(msg[4:6]) != ProtocolVersion {
+			return Hello{}, false
+		}
+		skip = 6
+	} else if len(msg) < 1 || msg[0] != HsOK {
+		return Hello{}, false
+	}
+	d := Dec{B: msg[skip:]}
+	h = ReadHello(&d)
+	return h, d.Err == nil
+}
+
+// messages splits b into the handshake messages it holds whole.
+func messages(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) >= 2 && len(b) >= 2+int(binary.BigEndian.Uint16(b)) {
+		n := int(binary.BigEndian.Uint16(b))
+		out = append(out, b[2:2+n])
+		b = b[2+n:]
+	}
+	return out
+}
+
+// provingClient plays a client that holds the cookie: it sends the first
+// message of data as its hello, and proves the cookie over whatever the
+// server answers. What the server decides about that hello is then up to
+// its checks alone.
+type provingClient struct {
+	pipeConn
+	hello  []byte // the whole first message, length included
+	stage  int
+	answer []byte
+}
+
+func (c *provingClient) Read(p []byte) (int, error) {
+	if len(c.answer) == 0 {
+		switch c.stage {
+		case 0:
+			c.answer = c.hello
+		case 1:
+			// The server's hello has been written: prove over both.
+			var tr Transcript
+			tr.Add(c.hello[2:])
+			out := c.out.Bytes()
+			if len(out) < 2 || len(out) < 2+int(binary.BigEndian.Uint16(out)) {
+				return 0, io.EOF
+			}
+			tr.Add(out[2 : 2+int(binary.BigEndian.Uint16(out))])
+			proof := append([]byte{HsOK}, tr.Mac([]byte(testCookie), LabelClientProof, nil)...)
+			c.answer = append(binary.BigEndian.AppendUint16(nil, uint16(len(proof))), proof...)
+		default:
+			return 0, io.EOF
+		}
+		c.stage++
+	}
+	n := copy(p, c.answer)
+	c.answer = c.answer[n:]
+	return n, nil
 }
 
 // FuzzHandshake feeds either side of a handshake scripted bytes from a
 // peer that does not know the cookie: the handshake must never succeed,
-// never panic, and never take a refusal as authenticated.
+// never panic, and never take a refusal as authenticated. A node name off
+// the rule is refused (bad_name) before this side says anything else: a
+// server sends no hello to it, a client no proof. And a client that
+// proves the cookie with the same first message reaches admission only
+// with a name that follows the rule.
 func FuzzHandshake(f *testing.F) {
 	for _, s := range handshakeSeeds() {
 		f.Add(s, true)
@@ -168,6 +282,8 @@ func FuzzHandshake(f *testing.F) {
 		conn := &pipeConn{r: bytes.NewReader(data)}
 		self := Hello{Node: "srv", Inc: 1}
 		deadline := time.Now().Add(time.Second)
+		peer, decoded := firstHello(data, server)
+		offRule := decoded && !nodename.Valid(peer.Node)
 		if server {
 			_, err := ServerHandshake(conn, []byte(testCookie), self, deadline, admitAll)
 			if err == nil {
@@ -175,6 +291,29 @@ func FuzzHandshake(f *testing.F) {
 			}
 			if !errors.Is(err, ErrHandshake) {
 				t.Fatalf("a handshake failure that is not ErrHandshake: %v", err)
+			}
+			if offRule {
+				if r := (*Refusal)(nil); !errors.As(err, &r) || r.Code != CodeBadName {
+					t.Fatalf("a hello from %q was not refused bad_name: %v", peer.Node, err)
+				}
+				if _, ok := firstHello(conn.out.Bytes(), false); ok {
+					t.Fatalf("the server said hello to %q", peer.Node)
+				}
+			}
+			// The same hello from a client that proves the cookie.
+			if len(data) >= 2 && len(data) >= 2+int(binary.BigEndian.Uint16(data)) {
+				pc := &provingClient{hello: data[:2+int(binary.BigEndian.Uint16(data))]}
+				admitted := false
+				_, err = ServerHandshake(pc, []byte(testCookie), self, deadline, func(h *Hello) *Refusal {
+					if !nodename.Valid(h.Node) {
+						t.Fatalf("admission reached with the node name %q", h.Node)
+					}
+					admitted = true
+					return nil
+				})
+				if offRule && (admitted || err == nil) {
+					t.Fatalf("a proved hello from %q was admitted", peer.Node)
+				}
 			}
 			return
 		}
@@ -187,6 +326,16 @@ func FuzzHandshake(f *testing.F) {
 		}
 		if r := (*Refusal)(nil); errors.As(err, &r) && r.Authenticated {
 			t.Fatalf("a refusal from a server without the cookie was taken as authenticated: %v", err)
+		}
+		if offRule {
+			if r := (*Refusal)(nil); !errors.As(err, &r) || r.Code != CodeBadName {
+				t.Fatalf("a server named %q was not refused bad_name: %v", peer.Node, err)
+			}
+			for i, m := range messages(conn.out.Bytes()) {
+				if i > 0 && len(m) == 1+MacSize && m[0] == HsOK {
+					t.Fatalf("the client proved the cookie to a server named %q", peer.Node)
+				}
+			}
 		}
 	})
 }

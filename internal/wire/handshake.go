@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/mailroom-go/mailroom/internal/nodename"
 )
 
 // Protocol identity. A peer with another magic is not a mailroom node; a
@@ -17,7 +19,7 @@ import (
 var ProtoMagic = [4]byte{'M', 'R', 'O', 'M'}
 
 const (
-	ProtocolVersion uint16 = 4
+	ProtocolVersion uint16 = 5
 	maxHandshakeMsg        = 4096
 	nonceSize              = 32
 	MacSize                = sha256.Size
@@ -196,6 +198,11 @@ func NewNonce() (n [nonceSize]byte) {
 	return n
 }
 
+// badName refuses a hello whose node name is off the rule.
+func badName(name string) *Refusal {
+	return Refuse(CodeBadName, "node name %s: want %s", nodename.Quote(name), nodename.Rule)
+}
+
 // hsErr wraps a failure of the handshake's own I/O.
 func hsErr(what string, err error) error {
 	return fmt.Errorf("%w: %s: %w", ErrHandshake, what, err)
@@ -236,8 +243,8 @@ func ClientHandshake(conn net.Conn, cookie []byte, self Hello, deadline time.Tim
 	switch {
 	case d.Err != nil:
 		r = Refuse(CodeMalformed, "malformed server hello: %v", d.Err)
-	case srv.Node == "":
-		r = Refuse(CodeMalformed, "empty node name")
+	case !nodename.Valid(srv.Node):
+		r = badName(srv.Node)
 	case self.WantNode != "" && srv.Node != self.WantNode:
 		r = Refuse(CodeWrongNode, "wrong node: wanted %q, reached %q", self.WantNode, srv.Node)
 	case self.WantInc != 0 && srv.Inc != self.WantInc:
@@ -323,6 +330,11 @@ func ServerHandshake(conn net.Conn, cookie []byte, self Hello, deadline time.Tim
 	cli := ReadHello(&d)
 	if d.Err != nil {
 		return reject(HsRefused, cli, Refuse(CodeMalformed, "malformed hello: %v", d.Err))
+	}
+	// A name a peer chose reaches log lines, metric labels and error
+	// texts: one off the rule is refused before anything is done with it.
+	if !nodename.Valid(cli.Node) {
+		return reject(HsRefused, cli, badName(cli.Node))
 	}
 	// The server hello proves nothing: it holds no value derived from the
 	// cookie, so a client that has not proved the cookie gets nothing to

@@ -66,8 +66,15 @@ func unmarshal(types actor.TypeRegistry, typ string, b []byte) (proto.Message, e
 // to get, keeping the outcome it states (actor.Outcome): an executed one
 // is a rejection (status 1, its code) or a panic (status 2); one that did
 // not run or may have run is status 3 with its code, "~may" marking the
-// latter, and the text of its reason.
+// latter, and the text of its reason. The code and text are cut at
+// MaxNameLen and MaxErrorText bytes: an error reply is small whatever the
+// error says.
 func ErrorReply(el *Element, err error) {
+	errorReply(el, err)
+	el.Code, el.Message = CutText(el.Code, MaxNameLen), CutText(el.Message, MaxErrorText)
+}
+
+func errorReply(el *Element, err error) {
 	outcome := actor.Outcome(err)
 	if outcome == actor.Executed {
 		var re *actor.RemoteError

@@ -25,6 +25,7 @@ const (
 	CodeIdentity       refusalCode = 12 // the TLS certificate does not name the node (or VerifyPeer refused)
 	CodeTooManyLinks   refusalCode = 13 // the dialer's incarnation has MaxLinksPerPeer links open (retry when one closes)
 	CodeTooManyNodes   refusalCode = 14 // MaxNodes names are known and none can be forgotten
+	CodeBadName        refusalCode = 15 // the node name is off the rule (internal/nodename): version 5
 )
 
 var refusalNames = [...]string{
@@ -43,6 +44,7 @@ var refusalNames = [...]string{
 	CodeIdentity:       "identity",
 	CodeTooManyLinks:   "too_many_links",
 	CodeTooManyNodes:   "too_many_nodes",
+	CodeBadName:        "bad_name",
 }
 
 func (c refusalCode) String() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // Kind is a frame or batch element kind. See SPEC.md.
@@ -140,15 +141,67 @@ func (d *Dec) bytes(what string) []byte {
 
 func (d *Dec) Str(what string) string { return string(d.bytes(what)) }
 
+// Bounds on the strings a peer chooses (version 5), so that none of them
+// can make a span, a log line, a metric label or an error text as large
+// as a frame.
+const (
+	// MaxNameLen bounds a type, function or registered target name: a
+	// reader closes the link on a longer one before copying it, and a
+	// writer refuses to send one (actor.ErrBadMessage).
+	MaxNameLen = 1024
+	// MaxErrorText bounds what a reader keeps of an error text (a failed
+	// reply's or a terminated notification's message, a goodbye's reason)
+	// and what a writer sends of one: the rest is cut, and the cut says
+	// how long the text was. A code is cut at MaxNameLen.
+	MaxErrorText = 4 << 10
+)
+
 // name is str for the strings that repeat from frame to frame (type,
 // target and function names, node names): interned when d has an
-// interner, so a steady stream decodes them without allocating.
+// interner, so a steady stream decodes them without allocating. One over
+// MaxNameLen is malformed.
 func (d *Dec) name(what string) string {
 	b := d.bytes(what)
+	if len(b) > MaxNameLen {
+		d.malformed("%s of %d bytes exceeds %d", what, len(b), MaxNameLen)
+		return ""
+	}
 	if d.in == nil {
 		return string(b)
 	}
 	return d.in.get(b)
+}
+
+// text is str cut at max bytes (cutText): only what is kept is copied.
+func (d *Dec) text(what string, max int) string {
+	b := d.bytes(what)
+	if len(b) <= max {
+		return string(b)
+	}
+	return cutText(string(b[:max]), len(b), max)
+}
+
+// CutText is s cut to at most max bytes, at a rune boundary, saying how
+// long it was; s itself when it fits.
+func CutText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	return cutText(s[:max], len(s), max)
+}
+
+// cutText is the start of a text of size bytes (head, at least max of
+// them) cut to at most max bytes in all.
+func cutText(head string, size, max int) string {
+	suffix := fmt.Sprintf("... (cut from %d bytes)", size)
+	n := max - len(suffix)
+	if n < 0 {
+		n = 0
+	}
+	for n > 0 && !utf8.RuneStart(head[n]) {
+		n--
+	}
+	return head[:n] + suffix
 }
 
 // Interner hands out one string per distinct name a link's reader meets.
