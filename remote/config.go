@@ -213,7 +213,7 @@ type Config struct {
 	// The next message dials a new link; order and accounting hold across
 	// the change. Links to seeds kept by this node, to nodes the user
 	// Connected to, and to nodes discovery does not list stay open.
-	// idle.go has the whole rule. Default 60s (longer than proxypool's
+	// The package doc (Links) has the whole rule. Default 60s (longer than proxypool's
 	// IdleTimeout, so an idle pool goes first); negative: never.
 	LinkIdleTimeout time.Duration
 }

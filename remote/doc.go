@@ -89,7 +89,7 @@
 // for itself. Generate them beside the usual code:
 //
 //	apt-get install -y protobuf-compiler   # protoc
-//	go install google.golang.org/protobuf/cmd/protoc-gen-go@latest
+//	go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 //	go install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@v0.6.0
 //	protoc --go_out=. --go-vtproto_out=. \
 //		--go-vtproto_opt=features=marshal+unmarshal+size orders.proto

@@ -34,7 +34,7 @@ type Stats struct {
 	BytesIn           uint64 // bytes read on every link
 	FramesOut         uint64 // frames written on every link (a pool batch is one frame)
 	FramesIn          uint64 // frames read on every link
-	// Liveness (liveness.go): heartbeat intervals that passed with nothing
+	// Liveness: heartbeat intervals that passed with nothing
 	// heard on a link (past the first, a grace for the ping's round trip
 	// and the check's granularity), links closed for it (silent: HeartbeatMisses
 	// intervals; stalled: a peer that reads none of its replies), and peer
@@ -44,7 +44,7 @@ type Stats struct {
 	LinksStalled     uint64
 	PeersGone        uint64
 	// LinksIdleClosed counts the native links this node closed because
-	// they were idle for LinkIdleTimeout (idle.go): not a liveness
+	// they were idle for LinkIdleTimeout: not a liveness
 	// failure, nothing pinned to them failed.
 	LinksIdleClosed uint64
 	// Discovery: the events the node applied, by type (Up, Updated,
@@ -68,7 +68,7 @@ type Stats struct {
 	ReadBudgetInUse  int64  // bytes of frame buffers held against ReadBudgetBytes
 	ReadBudgetWaits  uint64 // times a reader waited for read budget
 	BudgetTimeouts   uint64 // links closed after waiting the heartbeat window for read budget
-	FenceWaits       uint64 // times a reader began waiting on a fence (supersede.go)
+	FenceWaits       uint64 // times a reader began waiting on a fence (a newer link of a peer held back until the older one drained)
 	FenceTimeouts    uint64 // fenced links closed because a fence waited the heartbeat window
 	LinksRefused     uint64 // handshakes refused by MaxLinksPerPeer or MaxNodes
 	AnnouncesRefused uint64 // announcements ignored over MaxAnnounceBytes

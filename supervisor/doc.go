@@ -82,4 +82,32 @@
 //
 // Every restart, failed restart and give-up is logged with the child ID,
 // PID and reason, on the system logger with the supervisor's PID.
+//
+// # When a top-level supervisor gives up
+//
+// A supervisor with no supervisor above it (started with Start or
+// StartNamed) that exceeds its intensity stops its children, logs
+// "giving up" with the last child's reason at error level, and ends with
+// an *IntensityError, which every actor watching it receives in
+// actor.Terminated. Then nothing restarts it: its children's registered
+// names are free (a request to one is actor.ErrNoProcess, not executed),
+// it leaves Trees and the observer, and the node itself keeps running:
+// it is not stopped, it stays in discovery and serves its other actors
+// and functions. A node whose work is that tree is then up but useless;
+// watch the top-level supervisor and decide: stop the process so that
+// the orchestrator restarts it (the usual choice), or Start the tree
+// again after a pause of your own.
+//
+//	down := make(chan struct{})
+//	sys.SpawnFunc(func(c *actor.Context) { // in main, after supervisor.Start
+//		switch c.Message().(type) {
+//		case actor.Started:
+//			c.Watch(sup)
+//		case actor.Terminated:
+//			close(down)
+//		}
+//	})
+//	<-down
+//	sys.Stop(ctx)
+//	os.Exit(1)
 package supervisor
