@@ -23,6 +23,10 @@ type procExt struct {
 	rt      time.Duration
 	rtTimer *timer
 	rtLast  int64
+
+	// send is the actor's send middleware chain (Props.SendMiddleware
+	// over the System's), nil when Props has none.
+	send SendFunc
 }
 
 // extra returns p.ext, allocating it the first time.

@@ -97,7 +97,14 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		}
 		return PID{}, NewError("spawn", s.name, s.inc, name, err)
 	}
-	p.actor = a
+	p.actor = wrapReceive(a, s.cfg.ReceiveMiddleware, props.ReceiveMiddleware)
+	if len(props.SendMiddleware) > 0 {
+		next := s.sendMW
+		if next == nil {
+			next = s.sendDirect
+		}
+		p.extra().send = chainSend(next, props.SendMiddleware)
+	}
 	if br, ok := a.(BatchReceiver); ok && br.BatchLimit() > 0 {
 		p.batch = br
 	}
