@@ -89,7 +89,7 @@ func wrapReceive(a Actor, sys, own []ReceiveMiddleware) Actor {
 	if len(sys)+len(own) == 0 {
 		return a
 	}
-	f := ReceiveFunc(a.Receive)
+	f := ReceiveFunc(func(c *Context) { c.proc.behave(a) })
 	for i := len(own) - 1; i >= 0; i-- {
 		f = own[i](f)
 	}

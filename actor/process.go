@@ -127,6 +127,9 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		parent.children[p.pid.ID] = p
 	}
 	p.spawnFailed = true // until Started has succeeded: no Terminated, no warning
+	if props.StashLimit > 0 {
+		p.extra().stashLimit = props.StashLimit
+	}
 	if props.ReceiveTimeout > 0 {
 		p.setReceiveTimeout(props.ReceiveTimeout)
 	}
@@ -217,6 +220,7 @@ func (p *process) run() {
 		p.inBatch = true
 		if p.batch != nil {
 			p.runBatches(batch)
+			p.runUnstashed()
 			p.mb.recycle(batch, false)
 			if p.finishBatch() {
 				return
@@ -227,6 +231,9 @@ func (p *process) run() {
 		for ; i < len(batch); i++ {
 			p.invoke(&batch[i])
 			p.mb.done(1)
+			if p.ext != nil && p.ext.unstashed != nil {
+				p.runUnstashed() // ahead of the rest of the batch
+			}
 			if p.state == stateAlive && p.mb.sysHint.Load() {
 				p.runSys()
 			}
@@ -374,9 +381,14 @@ func (p *process) invoke(env *envelope) {
 		}
 	}()
 	p.ctx.env = env
-	p.actor.Receive(&p.ctx)
+	if m, ok := p.actor.(*mwActor); ok {
+		m.Receive(&p.ctx)
+	} else {
+		p.behave(p.actor)
+	}
 	p.ctx.env = nil
 	if x := p.ext; x != nil {
+		x.stashedCur = false
 		x.handled(&p.sys.timers, env.msg)
 	}
 	if env.reply != nil {
@@ -511,6 +523,7 @@ func (p *process) finalize() {
 	for i := range sysq {
 		p.handleSys(&sysq[i])
 	}
+	p.dropStash()
 	p.dropAll(userq)
 	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), diedBecause(p.reason)), p.pid)
 	for w := range p.watchers {

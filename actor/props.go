@@ -96,6 +96,9 @@ type Props struct {
 	// outside the System's (Config.SendMiddleware). See middleware.go.
 	ReceiveMiddleware []ReceiveMiddleware
 	SendMiddleware    []SendMiddleware
+	// StashLimit bounds the messages Context.Stash keeps; 0 means
+	// DefaultStashLimit.
+	StashLimit int
 
 	restart *Restarting // set by supervisors for replacement instances
 }
