@@ -120,3 +120,29 @@ func Example_middlewareAndHeaders() {
 	// tenant acme
 	// ok
 }
+
+// RequestAsync: an actor asks another without blocking its mailbox; the
+// continuation runs later, on the actor's own goroutine, with the answer.
+func Example_requestAsync() {
+	sys, _ := actor.Start(actor.Config{Name: "n", Logger: actor.DiscardLogger()})
+	defer sys.Stop(context.Background())
+
+	prices, _ := sys.SpawnFunc(func(c *actor.Context) {
+		if item, ok := c.Message().(string); ok {
+			c.Respond(len(item) * 100)
+		}
+	})
+	done := make(chan string)
+	shop, _ := sys.SpawnFunc(func(c *actor.Context) {
+		if item, ok := c.Message().(string); ok {
+			c.RequestAsync(context.Background(), prices, item, func(c *actor.Context, reply any, err error) {
+				// Back on the shop's goroutine: its state is safe to touch.
+				done <- fmt.Sprint(item, " costs ", reply, " ", err)
+			})
+			// The shop handles its next message meanwhile.
+		}
+	})
+	sys.Send(shop, "tea")
+	fmt.Println(<-done)
+	// Output: tea costs 300 <nil>
+}

@@ -110,7 +110,7 @@ func (c *Context) SendNamed(node, name string, msg any) {
 }
 
 // Request sends msg to pid and waits for its answer. It blocks this actor
-// until then: prefer Send and a reply message where the wait matters.
+// until then: RequestAsync does not (the answer comes as a message).
 func (c *Context) Request(ctx context.Context, to PID, msg any) (any, error) {
 	return c.proc.sys.requestVia(c.proc.sendMW(), c.continueTrace(ctx), c.proc.pid, to, msg)
 }

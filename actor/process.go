@@ -320,7 +320,7 @@ func plainMessage(e *envelope) bool {
 		return false
 	}
 	switch e.msg.(type) {
-	case *terminatedMsg, PoisonPill, *PoisonPill, *traced, *timer:
+	case *terminatedMsg, PoisonPill, *PoisonPill, *traced, *timer, *continuation:
 		return false
 	}
 	return true
@@ -366,6 +366,9 @@ func (p *process) invoke(env *envelope) {
 		env.msg, env.sender = Terminated{PID: m.pid, Reason: m.reason}, m.pid
 	case PoisonPill, *PoisonPill:
 		p.beginStop(nil, false)
+		return
+	case *continuation:
+		p.runContinuation(m)
 		return
 	case *timer:
 		msg, ok := p.timerMessage(m)
@@ -567,6 +570,9 @@ func (p *process) dropAll(envs []envelope) {
 		switch e.msg.(type) {
 		case *terminatedMsg, *timer:
 			continue // internal, or a timer the actor's end stopped
+		case *continuation:
+			p.sys.counters.droppedConts.Add(1)
+			continue
 		}
 		if t, ok := e.msg.(*traced); ok {
 			e.msg = t.msg
