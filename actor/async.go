@@ -13,7 +13,8 @@ import (
 // when the answer comes its continuation runs on the actor's own
 // goroutine, as a message in its mailbox (it is never refused by the
 // mailbox's bound: the actor asked for it). The continuation gets the
-// actor's Context, as Receive does. A continuation of an actor that has
+// actor's Context, as Receive does (its Message is nil, its Sender
+// zero: the answer is the continuation's). A continuation of an actor that has
 // ended (stopped, crashed, restarted: a restart is a new instance) is
 // dropped and counted (System.DroppedContinuations). One goroutine waits
 // for each outstanding request, ended by the answer, ctx or liveness.
