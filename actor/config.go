@@ -32,6 +32,12 @@ type Config struct {
 	// Clock is the time source of timers, receive timeouts and schedules.
 	// Default WallClock; tests pass a fake clock to drive time.
 	Clock Clock
+	// ReceiveMiddleware wraps the Receive of every actor of this System,
+	// outside the actor's own (Props.ReceiveMiddleware); SendMiddleware
+	// wraps what every actor, Sender handle and the System's own methods
+	// send, inside an actor's own (middleware.go). Default none.
+	ReceiveMiddleware []ReceiveMiddleware
+	SendMiddleware    []SendMiddleware
 }
 
 // TypeRegistry is what a System needs from a protobuf type registry.

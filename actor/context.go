@@ -99,36 +99,38 @@ func (c *Context) Context() context.Context {
 }
 
 // Send sends msg to pid with this actor as the sender.
-func (c *Context) Send(to PID, msg any) { c.proc.sys.send(c.traceCtx(), c.proc.pid, to, msg) }
+func (c *Context) Send(to PID, msg any) {
+	c.proc.sys.sendVia(c.proc.sendMW(), c.traceCtx(), c.proc.pid, to, msg)
+}
 
 // SendNamed sends msg to the actor registered as name on node, with this
 // actor as the sender.
 func (c *Context) SendNamed(node, name string, msg any) {
-	c.proc.sys.sendNamed(c.traceCtx(), c.proc.pid, node, name, msg)
+	c.proc.sys.sendNamedVia(c.proc.sendMW(), c.traceCtx(), c.proc.pid, node, name, msg)
 }
 
 // Request sends msg to pid and waits for its answer. It blocks this actor
-// until then: prefer Send and a reply message where the wait matters.
+// until then: RequestAsync does not (the answer comes as a message).
 func (c *Context) Request(ctx context.Context, to PID, msg any) (any, error) {
-	return c.proc.sys.request(c.continueTrace(ctx), c.proc.pid, to, msg)
+	return c.proc.sys.requestVia(c.proc.sendMW(), c.continueTrace(ctx), c.proc.pid, to, msg)
 }
 
 // RequestNamed is Request to the actor registered as name on node ("" is
 // this node).
 func (c *Context) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
-	return c.proc.sys.requestNamed(c.continueTrace(ctx), c.proc.pid, node, name, msg)
+	return c.proc.sys.requestNamedVia(c.proc.sendMW(), c.continueTrace(ctx), c.proc.pid, node, name, msg)
 }
 
 // Call runs function fn on node with this actor as the caller (so one
 // actor's calls to a node keep their order through a proxy pool). It
 // blocks this actor until the result.
 func (c *Context) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
-	return c.proc.sys.call(c.continueTrace(ctx), c.proc.pid, node, fn, arg)
+	return c.proc.sys.callVia(c.proc.sendMW(), c.continueTrace(ctx), c.proc.pid, node, fn, arg)
 }
 
 // Cast runs fn on node without waiting, with this actor as the caller.
 func (c *Context) Cast(node, fn string, arg proto.Message) {
-	c.proc.sys.cast(c.traceCtx(), c.proc.pid, node, fn, arg)
+	c.proc.sys.castVia(c.proc.sendMW(), c.traceCtx(), c.proc.pid, node, fn, arg)
 }
 
 // Spawn starts a child actor. Its Started runs before Spawn returns. The

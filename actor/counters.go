@@ -12,6 +12,7 @@ import (
 // and crashes and dead letters, never per message delivered.
 type counters struct {
 	spawns, crashes atomic.Uint64
+	droppedConts    atomic.Uint64 // continuations of ended actors (async.go)
 	dead            [actorstats.DeadReasons]atomic.Uint64
 }
 

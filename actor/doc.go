@@ -41,7 +41,8 @@
 //   - An actor's Receive runs on one goroutine at a time; never share the
 //     *Context outside it. Use Context.Defer to answer a request later.
 //   - Receive must not block for long: an actor handles one message at a
-//     time. A Request from inside an actor blocks that actor.
+//     time. A Request from inside an actor blocks that actor; RequestAsync does
+//     not (its continuation runs later as a message).
 //   - Spawn runs the child's Started on the caller's goroutine; a child
 //     whose Started sends a Request to its parent deadlocks.
 //   - Messages to other nodes must be proto.Message values whose types are

@@ -23,6 +23,21 @@ type procExt struct {
 	rt      time.Duration
 	rtTimer *timer
 	rtLast  int64
+
+	// send is the actor's send middleware chain (Props.SendMiddleware
+	// over the System's), nil when Props has none.
+	send SendFunc
+
+	// Behaviours and the stash (behaviour.go): become is the Become
+	// stack (top last), stash what Stash set aside, unstashed what
+	// UnstashAll handed back and is not handled yet, stashLimit
+	// Props.StashLimit (0: the default), stashedCur whether the message
+	// being handled was stashed.
+	become     []ReceiveFunc
+	stash      []envelope
+	unstashed  []envelope
+	stashLimit int
+	stashedCur bool
 }
 
 // extra returns p.ext, allocating it the first time.

@@ -88,7 +88,7 @@ func (s *System) function(name string) (Handler, bool) {
 // Calls through the System's own methods need no order between them and
 // spread over every proxy of a proxy pool (see Request).
 func (s *System) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
-	return s.call(ctx, PID{}, node, fn, arg)
+	return s.callVia(s.sendMW, ctx, PID{}, node, fn, arg)
 }
 
 func (s *System) call(ctx context.Context, sender PID, node, fn string, arg proto.Message) (proto.Message, error) {
@@ -145,14 +145,14 @@ func (s *System) callOnce(ctx context.Context, sender PID, node, fn string, arg 
 // delivered (no such function, node unreachable) is a dead letter; a
 // rejection or panic of the function is logged and counted (CastFailures).
 func (s *System) Cast(node, fn string, arg proto.Message) {
-	s.cast(context.Background(), PID{}, node, fn, arg)
+	s.castVia(s.sendMW, context.Background(), PID{}, node, fn, arg)
 }
 
 // CastContext is Cast carrying ctx's trace, as SendContext: the function
 // runs with a context that continues it. ctx's values only: it bounds
 // nothing, and its end does not cancel the function.
 func (s *System) CastContext(ctx context.Context, node, fn string, arg proto.Message) {
-	s.cast(ctx, PID{}, node, fn, arg)
+	s.castVia(s.sendMW, ctx, PID{}, node, fn, arg)
 }
 
 func (s *System) cast(ctx context.Context, sender PID, node, fn string, arg proto.Message) {
@@ -170,6 +170,9 @@ func (s *System) cast(ctx context.Context, sender PID, node, fn string, arg prot
 	base := context.Background()
 	if tc := traceOnly(ctx); tc != nil {
 		base = tc
+	}
+	if h := HeadersFrom(ctx); h != nil {
+		base = WithHeaders(base, h) // the function reads them (HeadersFrom)
 	}
 	s.castLocal(base, fn, arg, nil)
 }

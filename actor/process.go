@@ -97,7 +97,14 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		}
 		return PID{}, NewError("spawn", s.name, s.inc, name, err)
 	}
-	p.actor = a
+	p.actor = wrapReceive(a, s.cfg.ReceiveMiddleware, props.ReceiveMiddleware)
+	if len(props.SendMiddleware) > 0 {
+		next := s.sendMW
+		if next == nil {
+			next = s.sendDirect
+		}
+		p.extra().send = chainSend(next, props.SendMiddleware)
+	}
 	if br, ok := a.(BatchReceiver); ok && br.BatchLimit() > 0 {
 		p.batch = br
 	}
@@ -120,6 +127,9 @@ func (s *System) spawn(parent *process, props *Props, name string) (PID, error) 
 		parent.children[p.pid.ID] = p
 	}
 	p.spawnFailed = true // until Started has succeeded: no Terminated, no warning
+	if props.StashLimit > 0 {
+		p.extra().stashLimit = props.StashLimit
+	}
 	if props.ReceiveTimeout > 0 {
 		p.setReceiveTimeout(props.ReceiveTimeout)
 	}
@@ -210,6 +220,7 @@ func (p *process) run() {
 		p.inBatch = true
 		if p.batch != nil {
 			p.runBatches(batch)
+			p.runUnstashed()
 			p.mb.recycle(batch, false)
 			if p.finishBatch() {
 				return
@@ -220,6 +231,9 @@ func (p *process) run() {
 		for ; i < len(batch); i++ {
 			p.invoke(&batch[i])
 			p.mb.done(1)
+			if p.ext != nil && p.ext.unstashed != nil {
+				p.runUnstashed() // ahead of the rest of the batch
+			}
 			if p.state == stateAlive && p.mb.sysHint.Load() {
 				p.runSys()
 			}
@@ -306,7 +320,7 @@ func plainMessage(e *envelope) bool {
 		return false
 	}
 	switch e.msg.(type) {
-	case *terminatedMsg, PoisonPill, *PoisonPill, *traced, *timer:
+	case *terminatedMsg, PoisonPill, *PoisonPill, *traced, *timer, *continuation:
 		return false
 	}
 	return true
@@ -353,6 +367,9 @@ func (p *process) invoke(env *envelope) {
 	case PoisonPill, *PoisonPill:
 		p.beginStop(nil, false)
 		return
+	case *continuation:
+		p.runContinuation(m)
+		return
 	case *timer:
 		msg, ok := p.timerMessage(m)
 		if !ok {
@@ -367,9 +384,14 @@ func (p *process) invoke(env *envelope) {
 		}
 	}()
 	p.ctx.env = env
-	p.actor.Receive(&p.ctx)
+	if m, ok := p.actor.(*mwActor); ok {
+		m.Receive(&p.ctx)
+	} else {
+		p.behave(p.actor)
+	}
 	p.ctx.env = nil
 	if x := p.ext; x != nil {
+		x.stashedCur = false
 		x.handled(&p.sys.timers, env.msg)
 	}
 	if env.reply != nil {
@@ -504,6 +526,7 @@ func (p *process) finalize() {
 	for i := range sysq {
 		p.handleSys(&sysq[i])
 	}
+	p.dropStash()
 	p.dropAll(userq)
 	p.unanswered.failAll(NewError("request", s.name, s.inc, p.pid.String(), diedBecause(p.reason)), p.pid)
 	for w := range p.watchers {
@@ -547,6 +570,9 @@ func (p *process) dropAll(envs []envelope) {
 		switch e.msg.(type) {
 		case *terminatedMsg, *timer:
 			continue // internal, or a timer the actor's end stopped
+		case *continuation:
+			p.sys.counters.droppedConts.Add(1)
+			continue
 		}
 		if t, ok := e.msg.(*traced); ok {
 			e.msg = t.msg

@@ -91,6 +91,14 @@ type Props struct {
 	// once the actor has had no message for that long (see
 	// Context.SetReceiveTimeout, which changes it for an instance).
 	ReceiveTimeout time.Duration
+	// ReceiveMiddleware wraps this actor's Receive, inside the System's
+	// (Config.ReceiveMiddleware); SendMiddleware wraps what it sends,
+	// outside the System's (Config.SendMiddleware). See middleware.go.
+	ReceiveMiddleware []ReceiveMiddleware
+	SendMiddleware    []SendMiddleware
+	// StashLimit bounds the messages Context.Stash keeps; 0 means
+	// DefaultStashLimit.
+	StashLimit int
 
 	restart *Restarting // set by supervisors for replacement instances
 }

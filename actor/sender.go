@@ -31,37 +31,41 @@ func (s *System) NewSender() *Sender {
 func (h *Sender) PID() PID { return h.pid }
 
 // Send is System.Send from this handle.
-func (h *Sender) Send(to PID, msg any) { h.sys.send(context.Background(), h.pid, to, msg) }
+func (h *Sender) Send(to PID, msg any) {
+	h.sys.sendVia(h.sys.sendMW, context.Background(), h.pid, to, msg)
+}
 
 // SendContext is System.SendContext from this handle.
-func (h *Sender) SendContext(ctx context.Context, to PID, msg any) { h.sys.send(ctx, h.pid, to, msg) }
+func (h *Sender) SendContext(ctx context.Context, to PID, msg any) {
+	h.sys.sendVia(h.sys.sendMW, ctx, h.pid, to, msg)
+}
 
 // SendNamed is System.SendNamed from this handle.
 func (h *Sender) SendNamed(node, name string, msg any) {
-	h.sys.sendNamed(context.Background(), h.pid, node, name, msg)
+	h.sys.sendNamedVia(h.sys.sendMW, context.Background(), h.pid, node, name, msg)
 }
 
 // Request is System.Request from this handle.
 func (h *Sender) Request(ctx context.Context, to PID, msg any) (any, error) {
-	return h.sys.request(ctx, h.pid, to, msg)
+	return h.sys.requestVia(h.sys.sendMW, ctx, h.pid, to, msg)
 }
 
 // RequestNamed is System.RequestNamed from this handle.
 func (h *Sender) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
-	return h.sys.requestNamed(ctx, h.pid, node, name, msg)
+	return h.sys.requestNamedVia(h.sys.sendMW, ctx, h.pid, node, name, msg)
 }
 
 // Call is System.Call from this handle.
 func (h *Sender) Call(ctx context.Context, node, fn string, arg proto.Message) (proto.Message, error) {
-	return h.sys.call(ctx, h.pid, node, fn, arg)
+	return h.sys.callVia(h.sys.sendMW, ctx, h.pid, node, fn, arg)
 }
 
 // Cast is System.Cast from this handle.
 func (h *Sender) Cast(node, fn string, arg proto.Message) {
-	h.sys.cast(context.Background(), h.pid, node, fn, arg)
+	h.sys.castVia(h.sys.sendMW, context.Background(), h.pid, node, fn, arg)
 }
 
 // CastContext is System.CastContext from this handle.
 func (h *Sender) CastContext(ctx context.Context, node, fn string, arg proto.Message) {
-	h.sys.cast(ctx, h.pid, node, fn, arg)
+	h.sys.castVia(h.sys.sendMW, ctx, h.pid, node, fn, arg)
 }

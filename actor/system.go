@@ -19,6 +19,9 @@ type System struct {
 	inc  uint64
 	log  *slog.Logger
 
+	// sendMW is Config.SendMiddleware's chain, nil when it has none.
+	sendMW SendFunc
+
 	nextID atomic.Uint64
 	procs  procTable
 	names  nameTable
@@ -73,6 +76,9 @@ func Start(cfg Config) (*System, error) {
 	}
 	s.log = cfg.Logger.With("node", s.name)
 	s.timers.init(s)
+	if len(cfg.SendMiddleware) > 0 {
+		s.sendMW = chainSend(s.sendDirect, cfg.SendMiddleware)
+	}
 	empty := map[string]Handler{}
 	s.fns.Store(&empty)
 	return s, nil
@@ -146,14 +152,16 @@ func (s *System) NumActors() int { return s.procs.count() }
 // (Send, SendNamed, Cast) keep their order, and so travel through one
 // proxy of a proxy pool. Goroutines that send in parallel and each need
 // their own order should each use a handle of their own (NewSender).
-func (s *System) Send(to PID, msg any) { s.send(context.Background(), PID{}, to, msg) }
+func (s *System) Send(to PID, msg any) { s.sendVia(s.sendMW, context.Background(), PID{}, to, msg) }
 
 // SendContext is Send carrying ctx's trace: when ctx holds an
 // OpenTelemetry span, a message to another node carries its trace
 // context (see remote.Config.TracerProvider), and the target's
 // Context.Context continues the trace. ctx's values only: it bounds
 // nothing, and its end does not stop the send.
-func (s *System) SendContext(ctx context.Context, to PID, msg any) { s.send(ctx, PID{}, to, msg) }
+func (s *System) SendContext(ctx context.Context, to PID, msg any) {
+	s.sendVia(s.sendMW, ctx, PID{}, to, msg)
+}
 
 // TrySend is Send that reports why a message could not be queued
 // (ErrMailboxFull, ErrNoProcess, ErrUnreachable, ...). The message is still
@@ -162,7 +170,7 @@ func (s *System) TrySend(to PID, msg any) error { return s.trySend(PID{}, to, ms
 
 // SendNamed delivers msg to the actor registered under name on node.
 func (s *System) SendNamed(node, name string, msg any) {
-	s.sendNamed(context.Background(), PID{}, node, name, msg)
+	s.sendNamedVia(s.sendMW, context.Background(), PID{}, node, name, msg)
 }
 
 // Request sends msg to pid and waits for the answer the target gives with
@@ -175,12 +183,12 @@ func (s *System) SendNamed(node, name string, msg any) {
 // proxy pool they spread over every proxy. Use a Sender handle (NewSender)
 // when a request must follow that handle's earlier sends in order.
 func (s *System) Request(ctx context.Context, to PID, msg any) (any, error) {
-	return s.request(ctx, PID{}, to, msg)
+	return s.requestVia(s.sendMW, ctx, PID{}, to, msg)
 }
 
 // RequestNamed is Request to the actor registered under name on node.
 func (s *System) RequestNamed(ctx context.Context, node, name string, msg any) (any, error) {
-	return s.requestNamed(ctx, PID{}, node, name, msg)
+	return s.requestNamedVia(s.sendMW, ctx, PID{}, node, name, msg)
 }
 
 // StopActor stops the actor pid: it receives Stopping, its children stop,

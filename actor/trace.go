@@ -13,18 +13,30 @@ import (
 // it: Context.Context returns the trace, and what the actor sends while
 // it handles the message continues it.
 
-// traced is a message with the trace its handler continues.
+// traced is a message with the trace its handler continues and the
+// headers it carries (headers.go): ctx holds the trace alone
+// (context.Background() for none), so that what the handler sends
+// continues the trace without inheriting the headers.
 type traced struct {
 	msg any
 	ctx context.Context
+	hdr Headers
 }
 
-// withTrace is msg, wrapped with ctx's trace when ctx holds a span.
+// withTrace is msg, wrapped with ctx's trace when ctx holds a span and
+// with ctx's headers when it holds some.
 func withTrace(msg any, ctx context.Context) any {
-	if tc := traceOnly(ctx); tc != nil {
-		return &traced{msg: msg, ctx: tc}
+	if ctx == context.Background() {
+		return msg // the common case, without a lookup
 	}
-	return msg
+	tc, h := traceOnly(ctx), HeadersFrom(ctx)
+	if tc == nil && h == nil {
+		return msg
+	}
+	if tc == nil {
+		tc = context.Background()
+	}
+	return &traced{msg: msg, ctx: tc, hdr: h}
 }
 
 // traceOnly is ctx's span in a context of its own (none of ctx's

@@ -74,13 +74,20 @@ func (s *System) target(to PID, name string) *process {
 }
 
 // deliverTraced is actorhooks.DeliverTraced: deliverLocal or
-// deliverNamed with the handler's context tc.
+// deliverNamed with the handler's context tc: its trace, and the
+// headers it holds (WithHeaders).
 func (s *System) deliverTraced(ctx, tc context.Context, sender, to PID, name string, msg any, r Replier) error {
 	p := s.target(to, name)
 	if p == nil {
 		return ErrNoProcess
 	}
-	return p.deliver(ctx, envelope{msg: &traced{msg: msg, ctx: tc}, sender: sender, reply: r})
+	t := &traced{msg: msg, ctx: tc, hdr: HeadersFrom(tc)}
+	if t.hdr != nil {
+		if t.ctx = traceOnly(tc); t.ctx == nil {
+			t.ctx = context.Background()
+		}
+	}
+	return p.deliver(ctx, envelope{msg: t, sender: sender, reply: r})
 }
 
 // deliverRun is actorhooks.DeliverRun: a transport hands a run of

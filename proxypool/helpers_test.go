@@ -59,6 +59,8 @@ type nodeOpts struct {
 	// lazy keeps proxypool's default; otherwise the tests' nodes build
 	// their pools eagerly (most tests here follow a pool from its build).
 	lazy bool
+	// mw is the node's actor middleware (actor.Config); nil for none.
+	mw *actor.Config
 }
 
 func startNode(t testing.TB, name string, o nodeOpts) *tnode {
@@ -72,7 +74,11 @@ func startNodeLogged(t testing.TB, name string, o nodeOpts, log *slog.Logger) *t
 	if !o.lazy {
 		o.cfg.Eager = true
 	}
-	sys, err := actor.Start(actor.Config{Name: name, Logger: log})
+	acfg := actor.Config{Name: name, Logger: log}
+	if o.mw != nil {
+		acfg.ReceiveMiddleware, acfg.SendMiddleware = o.mw.ReceiveMiddleware, o.mw.SendMiddleware
+	}
+	sys, err := actor.Start(acfg)
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
 	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight, TracerProvider: o.tp})

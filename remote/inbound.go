@@ -37,7 +37,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 				n.flushRun(l)
 				return nil
 			}
-			if el.Kind == wire.KindSend && el.Trace.IsZero() {
+			if el.Kind == wire.KindSend && !carries(&el) {
 				n.addSend(l, &el) // sendrun.go
 				continue
 			}
@@ -133,7 +133,7 @@ func (n *Node) admit(l *link, size int64) bool {
 }
 
 func (n *Node) inSend(l *link, el *wire.Element) {
-	if !el.Trace.IsZero() {
+	if carries(el) {
 		n.inTracedSend(l, el)
 		return
 	}
@@ -196,7 +196,7 @@ func (n *Node) inCast(l *link, el *wire.Element) {
 		return
 	}
 	ctx, done := p.ctx, func() { p.adm.release(size) }
-	if !el.Trace.IsZero() {
+	if carries(el) {
 		var sp trace.Span
 		ctx, sp = n.traceIn(p.ctx, l.ends.PeerNode, el)
 		if sp != nil {
@@ -264,7 +264,7 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 		p.adm.release(size)
 		return // the caller's incarnation is gone: nobody to answer
 	}
-	if !el.Trace.IsZero() {
+	if carries(el) {
 		tr := &inTrace{}
 		tr.ctx, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
 		c.ctx.tr = tr
@@ -309,7 +309,7 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 	r := &remoteReplier{n: n, l: l, id: el.ID}
 	var replier actor.Replier = r
 	l.dispatching.Store(true) // as in inSend
-	if !el.Trace.IsZero() {
+	if carries(el) {
 		tr := &tracedReplier{remoteReplier: r}
 		var tc context.Context
 		tc, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)

@@ -84,6 +84,10 @@ func spanAttrs(peer string, el *wire.Element) trace.SpanStartEventOption {
 // and returns the client or producer span made for it (nil without a
 // provider or without a span): the caller ends it with endSpan.
 func (n *Node) traceOut(ctx context.Context, peer string, el *wire.Element) trace.Span {
+	if ctx == context.Background() {
+		return nil // the common case, without a lookup
+	}
+	el.Headers = actor.HeadersFrom(ctx) // headers travel with or without a trace
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
 		return nil
@@ -106,8 +110,17 @@ func (n *Node) traceOut(ctx context.Context, peer string, el *wire.Element) trac
 // traceIn is base continuing the trace el carried (el.Trace not zero):
 // with a provider, a server (call, request) or consumer (send, cast)
 // span whose parent is the carried span context, returned for the
-// caller to end; without one, the remote span context alone.
+// caller to end; without one, the remote span context alone. The
+// headers el carried are in the context too (actor.HeadersFrom); an
+// element with headers and no trace gets base with its headers and no
+// span.
 func (n *Node) traceIn(base context.Context, peer string, el *wire.Element) (context.Context, trace.Span) {
+	if el.Headers != nil {
+		base = actor.WithHeaders(base, el.Headers)
+	}
+	if el.Trace.IsZero() {
+		return base, nil
+	}
 	cfg := trace.SpanContextConfig{
 		TraceID:    el.Trace.ID,
 		SpanID:     el.Trace.Span,
@@ -148,6 +161,10 @@ func (n *Node) spanFor(peer string, el *wire.Element) (string, trace.SpanStartEv
 	anon := wire.Element{Kind: el.Kind, Type: el.Type}
 	return "mailroom." + el.Kind.String() + " (unknown target)", spanAttrs(peer, &anon)
 }
+
+// carries reports whether el carries a trace or headers: what makes its
+// handler's context its own (traceIn).
+func carries(el *wire.Element) bool { return !el.Trace.IsZero() || el.Headers != nil }
 
 // inTrace is the trace an inbound call carried: the context its
 // handler's ctx answers Value from, and its server span (nil: none).

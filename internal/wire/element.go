@@ -32,6 +32,10 @@ type Element struct {
 	// caller's trace context: the element travels as a traced frame
 	// (trace.go). Zero, the bytes are those of an untraced element.
 	Trace Trace
+	// Headers, when not empty on a send, cast, call or request, are its
+	// caller's headers: the element travels as a headered frame
+	// (headers.go), around its traced frame if it has a trace.
+	Headers actor.Headers
 
 	// Msg, when set on an element being encoded, is the payload itself:
 	// it is marshalled straight into the frame (Type names it, Payload is
@@ -145,6 +149,14 @@ func (e *Ends) appendBody(dst []byte, el *Element) []byte {
 // appended so far are left in the result; callers drop it.
 func (e *Ends) encodeBody(dst []byte, el *Element) ([]byte, error) {
 	var err error
+	if el.headered() {
+		dst = appendHeadersHead(dst, el.Headers)
+		if el.traced() {
+			dst = append(dst, byte(KindTraced))
+		} else {
+			dst = append(dst, byte(el.Kind))
+		}
+	}
 	if el.traced() {
 		dst = append(appendTraceHead(dst, &el.Trace), byte(el.Kind))
 	}
@@ -216,14 +228,21 @@ func checkNames(el *Element) error {
 	if len(el.Fn) > MaxNameLen || len(el.ToName) > MaxNameLen || len(el.Type) > MaxNameLen {
 		return fmt.Errorf("%w: a name of more than %d bytes (function %d, target %d, type %d): the peer would close the link", actor.ErrBadMessage, MaxNameLen, len(el.Fn), len(el.ToName), len(el.Type))
 	}
+	if el.Headers != nil {
+		return checkHeaders(el.Headers)
+	}
 	return nil
 }
 
 // traced reports whether el travels as a traced frame.
 func (el *Element) traced() bool { return !el.Trace.IsZero() && traceable(el.Kind) }
 
-// wireKind is the kind el is framed as: KindTraced for a traced element.
+// wireKind is the kind el is framed as: KindHeadered for an element with
+// headers, KindTraced for a traced one.
 func (el *Element) wireKind() Kind {
+	if el.headered() {
+		return KindHeadered
+	}
 	if el.traced() {
 		return KindTraced
 	}
@@ -289,6 +308,17 @@ func GetU32(b []byte) uint32 {
 // DecodeBody decodes the body of a frame or element of kind k. A traced
 // body decodes into the element it wraps, with its Trace set.
 func (e *Ends) DecodeBody(k Kind, body []byte, el *Element) error {
+	if k == KindHeadered {
+		d := Dec{B: body}
+		h, inner := readHeaders(&d)
+		if d.Err != nil {
+			*el = Element{Kind: k}
+			return d.Err
+		}
+		err := e.DecodeBody(inner, d.B, el)
+		el.Headers = h
+		return err
+	}
 	if k == KindTraced {
 		var t Trace
 		d := Dec{B: body}
@@ -409,7 +439,7 @@ func (it *batchIter) Next(el *Element) (ok bool, err error) {
 	body := it.d.B[:n:n]
 	it.d.B = it.d.B[n:]
 	switch k {
-	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced:
+	case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced, KindHeadered:
 	default:
 		return false, fmt.Errorf("%w: %s is not allowed in a batch", ErrMalformed, k)
 	}

@@ -55,7 +55,7 @@ func seedFrames() [][]byte {
 	for i := range els {
 		out = append(out, fuzzEnds.AppendFrame(nil, &els[i]))
 		switch els[i].wireKind() {
-		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced:
+		case KindSend, KindCast, KindCall, KindRequest, KindReply, KindCancel, KindTraced, KindHeadered:
 			batch = fuzzEnds.appendElement(batch, &els[i])
 			n++
 		}

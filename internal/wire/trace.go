@@ -66,10 +66,17 @@ func readTrace(d *Dec, t *Trace) Kind {
 }
 
 // Unwrap is the kind of what a frame or batch entry of kind k with this
-// body carries: the wrapped kind of a traced one (KindTraced if its head
-// does not decode), k itself otherwise. For a writer accounting for
+// body carries: the wrapped kind of a traced or headered one (its own
+// kind if its head does not decode), k itself otherwise. For a writer accounting for
 // encoded entries it never sent.
 func Unwrap(k Kind, body []byte) Kind {
+	if k == KindHeadered {
+		d := Dec{B: body}
+		if _, inner := readHeaders(&d); d.Err == nil {
+			return Unwrap(inner, d.B)
+		}
+		return k
+	}
 	if k != KindTraced {
 		return k
 	}

@@ -24,7 +24,8 @@ const (
 	KindBatch    Kind = 0x0A
 	KindGoodbye  Kind = 0x0B
 	KindTraced   Kind = 0x0C // a send, cast, call or request with its caller's trace context (trace.go)
-	maxKindValue      = KindTraced
+	KindHeadered Kind = 0x0D // a send, cast, call, request or traced frame with its caller's headers (headers.go)
+	maxKindValue      = KindHeadered
 )
 
 func (k Kind) String() string {
@@ -53,6 +54,8 @@ func (k Kind) String() string {
 		return "goodbye"
 	case KindTraced:
 		return "traced"
+	case KindHeadered:
+		return "headered"
 	}
 	return fmt.Sprintf("kind(0x%02x)", uint8(k))
 }
