@@ -16,12 +16,12 @@ import (
 type faults struct {
 	net *memnet.Network
 
-	mu     sync.Mutex // protects following
-	addrs  map[string]string     // listen address -> node name
-	side   map[string]int        // node -> partition side; absent: 0
-	down   map[string]bool       // killed nodes
-	delay  map[[2]string]time.Duration
-	conns  map[*faultConn]struct{}
+	mu    sync.Mutex        // protects following
+	addrs map[string]string // listen address -> node name
+	side  map[string]int    // node -> partition side; absent: 0
+	down  map[string]bool   // killed nodes
+	delay map[[2]string]time.Duration
+	conns map[*faultConn]struct{}
 }
 
 func newFaults() *faults {
