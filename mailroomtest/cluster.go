@@ -72,9 +72,9 @@ func (n *Node) System() *actor.System { return n.sys }
 // Remote is the node's remote layer.
 func (n *Node) Remote() *remote.Node { return n.rn }
 
-// Cookie is the cluster's shared cookie, for a node a test starts on its
-// own.
-const Cookie = "mailroomtest-cookie-0123456789"
+// cookie is the cluster's shared cookie: the network is the test's own,
+// so a fixed one does.
+const cookie = "mailroomtest-cookie-0123456789"
 
 // StartCluster is NewCluster for a test: it fails the test when the
 // cluster does not start, logs the nodes' warnings to the test's log
@@ -111,7 +111,9 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, f: newFaults(), nodes: make(map[string]*Node)}
 	for i := range cfg.Nodes {
-		c.names = append(c.names, fmt.Sprintf("n%d", i+1))
+		name := fmt.Sprintf("n%d", i+1)
+		c.names = append(c.names, name)
+		c.f.addrs[c.addr(name)] = name // known before any node dials it
 	}
 	for _, name := range c.names {
 		if _, err := c.start(name); err != nil {
@@ -139,7 +141,7 @@ func (c *Cluster) start(name string) (*Node, error) {
 			seeds = append(seeds, other+"="+c.addr(other))
 		}
 	}
-	rc := remote.Config{Cookie: Cookie, Network: &nodeNet{f: c.f, name: name}, Listen: c.addr(name), Seeds: seeds}
+	rc := remote.Config{Cookie: cookie, Network: &nodeNet{f: c.f, name: name}, Listen: c.addr(name), Seeds: seeds}
 	if c.cfg.Configure != nil {
 		c.cfg.Configure(name, &ac, &rc)
 	}
@@ -169,12 +171,24 @@ func (c *Cluster) connect(a, b string) error {
 	if n == nil {
 		return fmt.Errorf("mailroomtest: link %s to %s: %s is not running", a, b, a)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.rn.Connect(ctx, b, c.addr(b)); err != nil {
-		return fmt.Errorf("mailroomtest: link %s to %s: %w", a, b, err)
+	// A dial the node's own seed keeper made before b listened may be
+	// refused and shared with this Connect: dial again until the deadline.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		err := n.rn.Connect(ctx, b, c.addr(b))
+		cancel()
+		if err == nil {
+			return nil
+		}
+		c.f.mu.Lock()
+		cut := c.f.cutLocked(a, b)
+		c.f.mu.Unlock()
+		if cut || time.Now().After(deadline) {
+			return fmt.Errorf("mailroomtest: link %s to %s: %w", a, b, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	return nil
 }
 
 // Node returns the running node name, nil if there is none.
@@ -211,6 +225,8 @@ func (c *Cluster) known(names ...string) error {
 // closed at once (each end sees its link fail, as after a reset; its
 // pending requests fail as may-have-executed, its watches fire with
 // actor.ErrNodeDown) and dials between sides are refused until Heal. A
+// request sent just after it may still meet a link that is failing
+// (may have executed) rather than a refused dial (not executed). A
 // Partition replaces the one before it.
 func (c *Cluster) Partition(groups ...[]string) error {
 	for _, g := range groups {

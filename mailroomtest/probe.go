@@ -19,7 +19,8 @@ import (
 // it expects does not come, so a test never hangs and never sleeps to
 // synchronise: require.NoError(t, p.ExpectMessage(want, time.Second)).
 //
-// One goroutine at a time takes messages (Receive and the Expect
+// The queue is not bounded: a probe is for tests, which send it what
+// they then expect. One goroutine at a time takes messages (Receive and the Expect
 // methods); PID and Watch are safe from any goroutine.
 type Probe struct {
 	sys *actor.System
