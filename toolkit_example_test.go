@@ -2,10 +2,12 @@ package mailroom_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/mailroomtest"
 )
 
 // The README's "Everyday toolkit" section: each example here is one of
@@ -145,4 +147,19 @@ func Example_requestAsync() {
 	sys.Send(shop, "tea")
 	fmt.Println(<-done)
 	// Output: tea costs 300 <nil>
+}
+
+// The testkit: three nodes in one process, one of them cut off.
+func Example_testkit() {
+	c, _ := mailroomtest.NewCluster(mailroomtest.ClusterConfig{Nodes: 3})
+	defer c.Close()
+	n3 := c.Node("n3").System()
+	worker, _ := n3.SpawnFunc(func(*actor.Context) {})
+	probe, _ := mailroomtest.NewProbe(c.Node("n1").System())
+
+	_ = probe.Watch(worker)         // a watch across nodes
+	_ = c.Partition([]string{"n3"}) // n3 alone: the links to it fail
+	term, err := probe.ExpectTerminated(worker, 10*time.Second)
+	fmt.Println(errors.Is(term.Reason, actor.ErrNodeDown), err)
+	// Output: true <nil>
 }

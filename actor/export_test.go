@@ -1,101 +1,15 @@
 package actor
 
-import (
-	"slices"
-	"sync"
-	"time"
-)
+import "github.com/mailroom-go/mailroom/internal/fakeclock"
 
 // What the actor_test package's tests need from inside.
 
 // PendingTimers is the number of timers s's scheduler holds.
 func PendingTimers(s *System) int { return s.timers.pending() }
 
-// FakeClock is a Clock whose time moves only when a test advances it.
-// Functions given to AfterFunc run on the goroutine that calls Advance,
-// in deadline order, with the time set to their deadline.
-type FakeClock struct {
-	mu    sync.Mutex // protects following
-	now   time.Time
-	seq   int
-	waits []*fakeWait
-}
-
-type fakeWait struct {
-	at  time.Time
-	seq int
-	f   func()
-}
+// FakeClock is a Clock whose time moves only when a test advances it
+// (internal/fakeclock; the public one is mailroomtest.FakeClock).
+type FakeClock = fakeclock.Clock
 
 // NewFakeClock returns a fake clock at 2030-01-01 00:00 UTC.
-func NewFakeClock() *FakeClock {
-	return &FakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-// Now is the fake time.
-func (c *FakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// AfterFunc records f for Advance; it never calls f itself.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seq++
-	w := &fakeWait{at: c.now.Add(d), seq: c.seq, f: f}
-	c.waits = append(c.waits, w)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		i := slices.Index(c.waits, w)
-		if i < 0 {
-			return false
-		}
-		c.waits = slices.Delete(c.waits, i, i+1)
-		return true
-	}
-}
-
-// Advance moves the time forward by d, running every function that
-// comes due on the way, in order.
-func (c *FakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	target := c.now.Add(d)
-	c.mu.Unlock()
-	for {
-		c.mu.Lock()
-		i := -1
-		for j, w := range c.waits {
-			if !w.at.After(target) && (i < 0 || w.at.Before(c.waits[i].at) || w.at.Equal(c.waits[i].at) && w.seq < c.waits[i].seq) {
-				i = j
-			}
-		}
-		if i < 0 {
-			c.now = target
-			c.mu.Unlock()
-			return
-		}
-		w := c.waits[i]
-		c.waits = slices.Delete(c.waits, i, i+1)
-		if w.at.After(c.now) {
-			c.now = w.at
-		}
-		c.mu.Unlock()
-		w.f()
-	}
-}
-
-// Next is the earliest deadline pending, and false when none is.
-func (c *FakeClock) Next() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var at time.Time
-	for _, w := range c.waits {
-		if at.IsZero() || w.at.Before(at) {
-			at = w.at
-		}
-	}
-	return at, !at.IsZero()
-}
+func NewFakeClock() *FakeClock { return fakeclock.New() }

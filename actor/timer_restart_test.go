@@ -7,6 +7,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/mailroomtest"
 	"github.com/mailroom-go/mailroom/supervisor"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +15,7 @@ import (
 // A supervisor's restart is a new instance: the old one's timers end
 // with it, and none of them reaches the new one or anyone else.
 func TestRestartStopsTheOldInstancesTimers(t *testing.T) {
-	clk := actor.NewFakeClock()
+	clk := mailroomtest.NewFakeClock()
 	sys, err := actor.Start(actor.Config{Name: "n", Logger: actor.DiscardLogger(), Clock: clk})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, sys.Stop(context.Background())) }()

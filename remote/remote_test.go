@@ -13,6 +13,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/mailroomtest"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -244,42 +245,24 @@ func TestRemoteWatch(t *testing.T) {
 	sys, _, b := pair(t)
 	stopper := remotePID(t, sys, "b", "stopper")
 	echo := remotePID(t, sys, "b", "echo")
-	out := make(chan actor.Terminated, 2)
-	w, err := sys.SpawnFunc(func(c *actor.Context) {
-		switch m := c.Message().(type) {
-		case string:
-			c.Watch(stopper)
-			c.Watch(echo)
-			c.Respond(true)
-		case actor.Terminated:
-			out <- m
-		}
-	})
+	probe, err := mailroomtest.NewProbe(sys)
 	require.NoError(t, err)
-	_, err = sys.Request(ctxT(t, 5*time.Second), w, "watch")
-	require.NoError(t, err)
+	require.NoError(t, probe.Watch(stopper))
+	require.NoError(t, probe.Watch(echo))
 	// Give the watch frames a round trip to land before stopping: a call
 	// on the same link is ordered behind them.
 	_, err = sys.Call(ctxT(t, 5*time.Second), "b", "echo", &testpb.Echo{})
 	require.NoError(t, err)
 
 	sys.Send(stopper, &testpb.Echo{Text: "stop"})
-	select {
-	case term := <-out:
-		require.Equal(t, stopper, term.PID)
-		require.NoError(t, term.Reason, "a normal stop")
-	case <-time.After(10 * time.Second):
-		t.Fatal("no Terminated for the stopped remote actor")
-	}
+	term, err := probe.ExpectTerminated(stopper, 10*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, term.Reason, "a normal stop")
 
 	b.Kill()
-	select {
-	case term := <-out:
-		require.Equal(t, echo, term.PID)
-		require.ErrorIs(t, term.Reason, actor.ErrNodeDown)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no Terminated after the node died")
-	}
+	term, err = probe.ExpectTerminated(echo, 10*time.Second)
+	require.NoError(t, err)
+	require.ErrorIs(t, term.Reason, actor.ErrNodeDown)
 }
 
 func TestStalePIDOfRestartedNode(t *testing.T) {

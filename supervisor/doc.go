@@ -13,6 +13,13 @@
 // children in reverse start order and ends with an *IntensityError, which
 // its own supervisor handles like any abnormal end of a child.
 //
+// A child with a Backoff in its ChildSpec is restarted after a delay
+// that doubles with each failure in a row (jittered, capped, reset once
+// the child ran ResetAfter), on the System's clock. Each failure counts
+// toward Intensity when the child ends, not when its delayed restart
+// happens; while a restart waits, the restarts the supervisor owes wait
+// with it.
+//
 // # Usage
 //
 //	sys, _ := actor.Start(actor.Config{Name: "orders-1"})

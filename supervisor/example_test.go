@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/mailroomtest"
 	"github.com/mailroom-go/mailroom/supervisor"
 )
 
@@ -130,4 +132,42 @@ func ExampleIntensityError() {
 	errors.As(m.Reason, &ie)
 	fmt.Println(ie.Child, ie.Restarts, ie.Intensity, ie.Reason)
 	// Output: db 3 2 database unreachable
+}
+
+// A child that keeps failing is restarted after a delay that doubles
+// with each failure; a fake clock shows the delays without waiting.
+func ExampleBackoff() {
+	clk := mailroomtest.NewFakeClock()
+	sys, _ := actor.Start(actor.Config{Name: "example", Logger: actor.DiscardLogger(), Clock: clk})
+	defer sys.Stop(context.Background())
+
+	started := make(chan struct{}, 10)
+	flaky := actor.PropsFromFunc(func(c *actor.Context) {
+		switch c.Message() {
+		case actor.Started{}:
+			started <- struct{}{}
+		case "crash":
+			panic("crash")
+		}
+	})
+	_, _ = supervisor.Start(sys, supervisor.Spec{Intensity: 10, Period: time.Hour, Children: []supervisor.ChildSpec{{
+		ID: "db", Name: "db", Props: flaky,
+		Backoff: &supervisor.Backoff{Min: time.Second, Max: 10 * time.Second},
+	}}})
+	<-started
+	for range 3 {
+		sys.SendNamed("", "db", "crash")
+		var at time.Time
+		for ok := false; !ok; at, ok = clk.Next() {
+			time.Sleep(time.Millisecond) // the supervisor sets its timer
+		}
+		delay := at.Sub(clk.Now())
+		clk.Advance(delay)
+		<-started
+		fmt.Println("restarted after", delay)
+	}
+	// Output:
+	// restarted after 1s
+	// restarted after 2s
+	// restarted after 4s
 }

@@ -34,13 +34,16 @@ func (s *supervisor) terminated(c *actor.Context, m actor.Terminated) {
 		s.giveUp(c, ch, m.PID, m.Reason)
 		return
 	}
-	s.restartGroup(c, ch, m.Reason)
+	s.restartGroup(c, ch, m.Reason, s.backoff(ch))
 }
 
 // restartGroup stops the running children the strategy restarts along
 // with failed, in reverse start order, then starts them all again in
 // start order.
-func (s *supervisor) restartGroup(c *actor.Context, failed *child, reason error) {
+//
+// After a delay (a Backoff), the stopped children start when the
+// supervisor's backoff timer fires instead.
+func (s *supervisor) restartGroup(c *actor.Context, failed *child, reason error, delay time.Duration) {
 	group := s.group(failed)
 	for i := len(group) - 1; i >= 0; i-- {
 		g := group[i]
@@ -56,6 +59,14 @@ func (s *supervisor) restartGroup(c *actor.Context, failed *child, reason error)
 		g.pending = true
 	}
 	failed.pending = true
+	if delay > 0 {
+		s.log.Info("supervisor: restart of child delayed by its backoff", "child", failed.spec.ID, "previous", failed.prev.String(), "delay", delay, "failures", failed.failures)
+		if !s.backingOff || !c.TimerActive(backoffKey{}) {
+			c.StartTimer(backoffKey{}, delay, backoffDue{})
+		}
+		s.backingOff = true
+		return
+	}
 	s.startPending(c)
 }
 
@@ -79,6 +90,9 @@ func (s *supervisor) group(failed *child) []*child {
 // exceeds the intensity, and otherwise tries again with a message to
 // itself, leaving the children after the failed one pending.
 func (s *supervisor) startPending(c *actor.Context) {
+	if s.backingOff {
+		return // the backoff timer starts them
+	}
 	for _, ch := range s.children {
 		if !ch.pending {
 			continue

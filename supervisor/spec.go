@@ -101,6 +101,10 @@ type ChildSpec struct {
 	// Supervisor marks a child that is itself a supervisor: it is
 	// reported by WhichChildren and changes the default Shutdown.
 	Supervisor bool
+	// Backoff, when set, delays this child's restarts after repeated
+	// failures (exponential, jittered, capped; see Backoff for how it
+	// counts in the intensity rules). Default nil: restart at once.
+	Backoff *Backoff
 }
 
 // Nested returns the ChildSpec of a nested supervisor running spec: a
@@ -126,6 +130,8 @@ func (c ChildSpec) validate(at string) error {
 		return &SpecError{Field: at + ".Restart", Problem: fmt.Sprintf("is %d for child %q, want Permanent, Transient or Temporary", int(c.Restart), c.ID)}
 	case c.Shutdown < 0:
 		return &SpecError{Field: at + ".Shutdown", Problem: fmt.Sprintf("is %s for child %q, want 0 (default) or more", c.Shutdown, c.ID)}
+	case c.Backoff != nil:
+		return c.Backoff.validate(at, c.ID)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
@@ -58,7 +59,11 @@ type supervisor struct {
 	byPID    map[actor.PID]*child // running children only
 	restarts restartWindow
 	gaveUp   bool // ending with an *IntensityError; ignore the rest
-	failed   bool // init failed: exiting with the error
+	// backingOff: a restart waits for a Backoff timer; owed restarts
+	// start when it fires (backoffDue), not before.
+	backingOff bool
+	clock      actor.Clock // the System's: Backoff's time
+	failed     bool        // init failed: exiting with the error
 }
 
 // child is one entry of the child list.
@@ -69,6 +74,10 @@ type child struct {
 	reason  error     // why prev ended
 	count   int       // restarts made so far (Restarting.Count)
 	pending bool      // should be running; a restart is owed
+	// started is when the running instance started (System clock), and
+	// failures the run of failures Backoff counts.
+	started  time.Time
+	failures int
 }
 
 // Receive is the supervisor's behaviour.
@@ -86,6 +95,9 @@ func (s *supervisor) Receive(c *actor.Context) {
 	case actor.Terminated:
 		s.terminated(c, m)
 	case retryRestart:
+		s.startPending(c)
+	case backoffDue:
+		s.backingOff = false
 		s.startPending(c)
 	case actor.Stopping:
 		s.stopAll(c)
@@ -105,6 +117,7 @@ func (s *supervisor) init(c *actor.Context) {
 		return
 	}
 	s.spec = s.spec.withDefaults()
+	s.clock = c.System().Config().Clock
 	s.log = c.Logger()
 	if s.spec.Logger != nil {
 		s.log = s.spec.Logger.With("pid", c.Self().String())
@@ -172,6 +185,7 @@ func (s *supervisor) remove(ch *child) {
 
 func (s *supervisor) setRunning(ch *child, pid actor.PID) {
 	ch.pid, ch.pending = pid, false
+	ch.started = s.clock.Now()
 	s.byPID[pid] = ch
 }
 
