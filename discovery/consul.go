@@ -113,7 +113,10 @@ type Consul struct {
 	beforeApply func(ctx context.Context) // runs before the watcher handles a query's answer
 	crash       bool                      // Stop skips deregistration (a killed process)
 
+	sessMu sync.Mutex // serialises creating the lease session
+
 	mu       sync.Mutex // protects following
+	leases   *consulLeases
 	started  bool
 	stopped  bool
 	self     Member
@@ -212,6 +215,7 @@ func (p *Consul) Start(ctx context.Context, self Member, notify func(Event)) err
 	}
 	p.started = true
 	p.self = self
+	p.leases = newConsulLeases(sent, p.cfg.TTL)
 	p.table = newMemberTable(self, p.grace(), p.cfg.DeregisterCriticalAfter)
 	p.queue = newEventQueue()
 	core := newTTLCore(p.cfg.TTL, p.cfg.DeregisterCriticalAfter, sent, time.Now())
@@ -310,6 +314,7 @@ func (p *Consul) stop(ctx context.Context) error {
 
 	p.stopUpd()
 	<-p.updaterDone
+	p.loseLeases("the provider is stopping")
 
 	var err error
 	if !p.crash {
@@ -338,16 +343,25 @@ func (p *Consul) stop(ctx context.Context) error {
 // declareDead stops refreshing self for good and reports self down. It
 // does nothing once Stop began: a stopping node deregisters anyway.
 func (p *Consul) declareDead(reason string) {
+	if p.markDead(reason) {
+		p.loseLeases("this incarnation was declared dead: " + reason)
+	}
+}
+
+// markDead is declareDead under the lock; it reports whether self was
+// newly declared dead.
+func (p *Consul) markDead(reason string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped || p.dead.Load() {
-		return
+		return false
 	}
 	p.dead.Store(true)
 	p.deadCause.Store(reason)
 	p.log.Error("discovery: consul: this incarnation is declared dead; no longer refreshing it", "id", p.id, "reason", reason)
 	p.queue.push(p.table.selfDead(time.Now())...)
 	p.stopUpd()
+	return true
 }
 
 // Dead reports whether this incarnation was declared dead, and why.

@@ -43,6 +43,14 @@ type ConsulConfig struct {
 	// each with random jitter down to half. Defaults 100ms and 2s.
 	BackoffMin time.Duration
 	BackoffMax time.Duration
+	// LeaseLockDelay is the lock delay of the session that holds this
+	// incarnation's leases (Leaser): once the session ends because its
+	// check went critical, Consul lets nobody take its keys for this long.
+	// It is a margin on top of the holder's own expiry, which already
+	// comes before Consul's; longer is safer against a holder slow to
+	// stop, and delays every takeover after a death as much. At least 1ms,
+	// at most 60s. Default 250ms.
+	LeaseLockDelay time.Duration
 	// Logger receives agent errors, re-registrations and self-death.
 	// Default: the logger of the node that starts the provider
 	// (remote.Start hands it its own, which is the System's), or
@@ -60,6 +68,7 @@ const (
 	DefaultConsulMinQuery   = 50 * time.Millisecond
 	DefaultConsulBackoffMin = 100 * time.Millisecond
 	DefaultConsulBackoffMax = 2 * time.Second
+	DefaultConsulLockDelay  = 250 * time.Millisecond
 )
 
 // DefaultConsulConfig returns the defaults, with Address read from
@@ -79,6 +88,7 @@ func DefaultConsulConfig() ConsulConfig {
 		MinQueryInterval:        DefaultConsulMinQuery,
 		BackoffMin:              DefaultConsulBackoffMin,
 		BackoffMax:              DefaultConsulBackoffMax,
+		LeaseLockDelay:          DefaultConsulLockDelay,
 	}
 }
 
@@ -114,6 +124,9 @@ func (c ConsulConfig) withDefaults() (ConsulConfig, error) {
 	if c.BackoffMax == 0 {
 		c.BackoffMax = max(d.BackoffMax, c.BackoffMin)
 	}
+	if c.LeaseLockDelay == 0 {
+		c.LeaseLockDelay = d.LeaseLockDelay
+	}
 	return c, c.validate()
 }
 
@@ -138,6 +151,8 @@ func (c ConsulConfig) validate() error {
 		return bad("BackoffMin", "is %v, want more than 0", c.BackoffMin)
 	case c.BackoffMax < c.BackoffMin:
 		return bad("BackoffMax", "is %v, want at least BackoffMin (%v)", c.BackoffMax, c.BackoffMin)
+	case c.LeaseLockDelay < time.Millisecond || c.LeaseLockDelay > time.Minute:
+		return bad("LeaseLockDelay", "is %v, want 1ms to 60s (0 means the default %v)", c.LeaseLockDelay, DefaultConsulLockDelay)
 	}
 	return nil
 }

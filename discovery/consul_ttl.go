@@ -194,6 +194,7 @@ func (p *Consul) attempt(core *ttlCore, self Member, wantRegister bool) error {
 		return fmt.Errorf("discovery: consul: refreshing our TTL check: %w", err)
 	}
 	p.updErrs.ok()
+	p.leases.extend(sent, p.cfg.TTL)
 	return nil
 }
 

@@ -18,5 +18,8 @@
 //   - Consul registers a service instance per incarnation with a TTL
 //     health check and watches the service with one blocking health
 //     query per node, so a node that freezes is declared dead by Consul
-//     even while its sockets stay open.
+//     even while its sockets stay open. It also grants owner leases
+//     (Leaser), which the cluster package runs activations under: see
+//     consul_lease.go for how a holder cut off from Consul loses its
+//     leases before anyone else can take them.
 package discovery

@@ -1,0 +1,69 @@
+// Package cluster will hold virtual actors (grains) addressed by kind and
+// identity, singletons and topics, placed over the live node incarnations
+// discovery reports (issue 25). This file is its design note; what ships
+// today is the placement function (Owner) and, in discovery, the owner
+// lease (discovery.Leaser) it is built on.
+//
+// # Placement
+//
+// A node hosts the kinds it registers; it advertises them in its
+// discovery Meta under "cluster_kinds" (a comma-separated list). The
+// owner of (kind, identity) is chosen by rendezvous (highest random
+// weight) hashing over the live incarnations that host the kind: every
+// candidate gets the weight hash(kind, identity, node, incarnation) and
+// the highest wins. A node that joins takes from every other node only
+// the identities that now hash to it (about 1/N of them), and a node that
+// leaves hands out only its own; no node needs to tell any other
+// anything for the others to agree, so N nodes joining cost no O(N²)
+// traffic, only the membership events discovery delivers anyway. The
+// incarnation is part of the weight, so a node restarted under the same
+// name is a new candidate.
+//
+// # At most one activation
+//
+// Placement alone cannot promise one activation: two nodes whose
+// membership views differ for a moment disagree on the owner. Where the
+// provider grants leases (discovery.Leaser; Consul does), a node activates
+// a grain only under the owner lease of its identity: a KV key acquired
+// with a Consul session bound to the node's own TTL check. The lease is
+// lost when that check goes critical (the node froze, crashed, or was cut
+// off from Consul), and the holder also counts the lease as lost, on its
+// own monotonic clock, once TTL has passed since it sent the last refresh
+// Consul acknowledged: that moment comes before Consul can expire the
+// check (the TTL runs from when Consul received the refresh, which is
+// later than when it was sent), so a node cut off stops its activations
+// before another node can take the key. The session's lock delay adds a
+// margin on top for the old holder to finish stopping.
+//
+// With Static there are no leases: a node activates an identity when it
+// is the rendezvous owner in its own view, and hands over (the old owner
+// stops the activation, failing what it holds with a clear outcome, then
+// tells the new one) when the view changes. Two activations can overlap
+// while the views disagree: from a link's death on one side until the
+// other side's heartbeat declares it (remote.Config's liveness bound).
+// That window is documented, measured by the chaos scenarios, not hidden.
+//
+// # Messages
+//
+// Send, Request and Call to (kind, identity) take any actor.Caller, with
+// typed RequestAs-style helpers. A node keeps a placement cache from
+// identity to the owner's PID, so a message to a known grain is one
+// pooled remote send. A node that receives a message for an identity it
+// does not own refuses it with "not the owner" (not executed); the sender
+// drops its cache entry, re-resolves and retries once, which is safe
+// because nothing ran. A call pinned to an activation whose node dies
+// fails at once as may-have-executed (actor.ErrNodeDown, from the remote
+// layer); the next message activates the grain on the new owner once the
+// old lease is gone.
+//
+// # Passivation
+//
+// A grain is passivated after an idle time per kind (the actor's receive
+// timeout, Context.SetReceiveTimeout) or when it asks to be; its state is
+// the user's to save and reload on the next activation.
+//
+// # Not built yet
+//
+// Activation, passivation, the placement cache and its refusal,
+// singletons, topics, metrics and the observer panel: see issue 25.
+package cluster
