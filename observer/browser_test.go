@@ -3,7 +3,6 @@ package observer
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -186,8 +185,8 @@ func TestBrowser(t *testing.T) {
 		nodes[m["data-node"]] = true
 	}
 	require.Equal(t, map[string]bool{"a": true, "b": true, "c": true, "d": true}, nodes, "the four nodes: %v", members)
-	require.Equal(t, "up", state[fmt.Sprintf("a/%x", a.sys.Incarnation())])
-	require.Equal(t, "up", state[fmt.Sprintf("b/%x", b.sys.Incarnation())])
+	require.Equal(t, "up", state["a/"+actor.FormatIncarnation(a.sys.Incarnation())])
+	require.Equal(t, "up", state["b/"+actor.FormatIncarnation(b.sys.Incarnation())])
 	require.Equal(t, "down", state["c/"+oldC], "c's first incarnation, gone")
 	require.Equal(t, "up", state["c/"+newC], "c's new incarnation")
 	require.Equal(t, "down", state["d/"+incD], "d, gone")
