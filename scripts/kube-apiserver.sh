@@ -269,7 +269,6 @@ cmd_start() {
 		  cluster:
 		    server: https://127.0.0.1:$(cat "$dir/apiserver.port")
 		    certificate-authority: $dir/certs/apiserver.crt
-		    tls-server-name: localhost
 		users:
 		- name: admin
 		  user:

@@ -98,6 +98,19 @@ func newEnv(t *testing.T) *env {
 		create(t, e.admin, e.ns, obj, false)
 	}
 	e.saConfig = e.tokenKubeconfig("mailroom")
+	// The RBAC authorizer learns new bindings from a watch: wait for it.
+	rc, err := clientcmd.BuildConfigFromFlags("", e.saConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the Role in effect", func() bool {
+		_, err := sa.CoordinationV1().Leases(e.ns).List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
 	return e
 }
 

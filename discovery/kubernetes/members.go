@@ -65,13 +65,15 @@ func (v *view) setLease(l leaseState, now time.Time) {
 }
 
 // relisted replaces pods and leases with a fresh list; a lease that was
-// there before keeps its seen time only if its renewal did not change.
-func (v *view) relisted(pods map[string]podState, leases []leaseState, now time.Time) {
+// there before keeps its seen time only if its renewal did not change,
+// unless fresh: after the API was unreachable nobody could renew, so every
+// lease gets one TTL from now.
+func (v *view) relisted(pods map[string]podState, leases []leaseState, now time.Time, fresh bool) {
 	v.pods = pods
 	old := v.leases
 	v.leases = map[string]leaseState{}
 	for _, l := range leases {
-		if o, ok := old[l.member.Node]; ok && o.renew == l.renew && o.member.Incarnation == l.member.Incarnation {
+		if o, ok := old[l.member.Node]; ok && !fresh && o.renew == l.renew && o.member.Incarnation == l.member.Incarnation {
 			l.seen = o.seen
 		} else {
 			l.seen = now

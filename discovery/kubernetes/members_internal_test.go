@@ -71,9 +71,14 @@ func TestViewRules(t *testing.T) {
 	v.setPod("b", podState{uid: "b", running: true, ready: true})
 	v.setLease(lease("b", 3, "b", "b", "r1"), t0)
 	v.events(t0)
-	v.relisted(v.pods, []leaseState{lease("b", 3, "b", "b", "r1")}, t0.Add(time.Second))
-	if got := kinds(v.events(t0.Add(2500 * time.Millisecond))); got != "down:b/0000000000000003 " {
-		t.Fatalf("relist with an unchanged renewal: %q", got)
+	// After an outage (fresh), nobody could renew: one TTL from the relist.
+	v.relisted(v.pods, []leaseState{lease("b", 3, "b", "b", "r1")}, t0.Add(time.Second), true)
+	if evs := v.events(t0.Add(2500 * time.Millisecond)); len(evs) != 0 {
+		t.Fatalf("relist after an outage: %s", kinds(evs))
+	}
+	v.relisted(v.pods, []leaseState{lease("b", 3, "b", "b", "r1")}, t0.Add(2600*time.Millisecond), false)
+	if got := kinds(v.events(t0.Add(3200 * time.Millisecond))); got != "down:b/0000000000000003 " {
+		t.Fatalf("relist (410) with an unchanged renewal: %q", got)
 	}
 }
 

@@ -86,13 +86,14 @@ func (p *Provider) runWatcher(ctx context.Context) {
 	for ctx.Err() == nil {
 		if podsRV == "" {
 			var err error
-			podsRV, leasesRV, err = p.relist(ctx, v)
+			podsRV, leasesRV, err = p.relist(ctx, v, fails > 0)
 			if err != nil {
 				fails++
 				p.logWatchErr("listing", err, fails)
 				p.sleep(ctx, fails)
 				continue
 			}
+			fails = 0
 			p.apply(v)
 		}
 		err := p.watch(ctx, v, &podsRV, &leasesRV)
@@ -107,7 +108,7 @@ func (p *Provider) runWatcher(ctx context.Context) {
 			fails++
 			p.logWatchErr("watching", err, fails)
 			p.sleep(ctx, fails)
-			podsRV = ""
+			podsRV = "" // relist, fresh (fails > 0)
 		}
 	}
 }
@@ -146,7 +147,7 @@ func (p *Provider) apply(v *view) {
 	}
 }
 
-func (p *Provider) relist(ctx context.Context, v *view) (podsRV, leasesRV string, err error) {
+func (p *Provider) relist(ctx context.Context, v *view, fresh bool) (podsRV, leasesRV string, err error) {
 	ns := p.cfg.Namespace
 	pods, err := p.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: p.cfg.LabelSelector})
 	if err != nil {
@@ -167,7 +168,7 @@ func (p *Provider) relist(ctx context.Context, v *view) (podsRV, leasesRV string
 		}
 	}
 	p.mu.Lock()
-	v.relisted(ps, ls, time.Now())
+	v.relisted(ps, ls, time.Now(), fresh)
 	p.mu.Unlock()
 	return pods.ResourceVersion, leases.ResourceVersion, nil
 }
