@@ -130,7 +130,7 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 		return err
 	}
 	v := newView(self, 2*time.Minute)
-	if _, _, err := p.relist(ctx, v, false); err != nil {
+	if _, _, err := p.relist(ctx, v, false, true); err != nil { // p.mu is held
 		_ = p.client.CoordinationV1().Leases(ns).Delete(context.WithoutCancel(ctx), p.lease, metav1.DeleteOptions{})
 		return err
 	}

@@ -86,7 +86,7 @@ func (p *Provider) runWatcher(ctx context.Context) {
 	for ctx.Err() == nil {
 		if podsRV == "" {
 			var err error
-			podsRV, leasesRV, err = p.relist(ctx, v, fails > 0)
+			podsRV, leasesRV, err = p.relist(ctx, v, fails > 0, false)
 			if err != nil {
 				fails++
 				p.logWatchErr("listing", err, fails)
@@ -147,7 +147,7 @@ func (p *Provider) apply(v *view) {
 	}
 }
 
-func (p *Provider) relist(ctx context.Context, v *view, fresh bool) (podsRV, leasesRV string, err error) {
+func (p *Provider) relist(ctx context.Context, v *view, fresh, locked bool) (podsRV, leasesRV string, err error) {
 	ns := p.cfg.Namespace
 	pods, err := p.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: p.cfg.LabelSelector})
 	if err != nil {
@@ -167,9 +167,13 @@ func (p *Provider) relist(ctx context.Context, v *view, fresh bool) (podsRV, lea
 			ls = append(ls, l)
 		}
 	}
-	p.mu.Lock()
-	v.relisted(ps, ls, time.Now(), fresh)
-	p.mu.Unlock()
+	if locked {
+		v.relisted(ps, ls, time.Now(), fresh)
+	} else {
+		p.mu.Lock()
+		v.relisted(ps, ls, time.Now(), fresh)
+		p.mu.Unlock()
+	}
 	return pods.ResourceVersion, leases.ResourceVersion, nil
 }
 
