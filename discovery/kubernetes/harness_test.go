@@ -418,12 +418,13 @@ func runChild(raw string) int {
 	}
 	var mu sync.Mutex
 	up := map[string]string{}
-	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie, Listen: "127.0.0.1:0", Discovery: p})
+	rec := &recorder{Provider: p}
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: cookie, Listen: "127.0.0.1:0", Discovery: rec})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	n.AddHooks(remote.Hooks{OnMember: func(ev discovery.Event) {
+	rec.set(func(ev discovery.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		if ev.Type == discovery.MemberDown {
@@ -432,8 +433,10 @@ func runChild(raw string) int {
 			}
 			return
 		}
-		up[ev.Member.Node] = ev.Member.ID()
-	}})
+		if ev.Member.Node != o.Name {
+			up[ev.Member.Node] = ev.Member.ID()
+		}
+	})
 	probe, err := health.New(n, health.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -460,4 +463,36 @@ func runChild(raw string) int {
 	fmt.Printf("UP %s %s %016x\n", n.Addr(), ln.Addr(), sys.Incarnation())
 	<-sys.Done()
 	return 0
+}
+
+// recorder sees every event the provider delivers, from the first: a
+// hook added after remote.Start would miss those of Start itself.
+type recorder struct {
+	discovery.Provider
+	mu     sync.Mutex // protects following
+	f      func(discovery.Event)
+	missed []discovery.Event
+}
+
+func (r *recorder) Start(ctx context.Context, self discovery.Member, notify func(discovery.Event)) error {
+	return r.Provider.Start(ctx, self, func(ev discovery.Event) {
+		r.mu.Lock()
+		if r.f == nil {
+			r.missed = append(r.missed, ev)
+		} else {
+			r.f(ev)
+		}
+		r.mu.Unlock()
+		notify(ev)
+	})
+}
+
+func (r *recorder) set(f func(discovery.Event)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.f = f
+	for _, ev := range r.missed {
+		f(ev)
+	}
+	r.missed = nil
 }
