@@ -10,6 +10,10 @@ import (
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
+// Draining reports whether Drain ran (System.Stop drains first): the node
+// refuses new inbound calls and discovery lists it as draining.
+func (n *Node) Draining() bool { return n.isDraining() }
+
 func (n *Node) isDraining() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()

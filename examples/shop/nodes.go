@@ -14,6 +14,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/examples/examplepb"
+	"github.com/mailroom-go/mailroom/health"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"
 	"github.com/mailroom-go/mailroom/supervisor"
@@ -110,7 +111,9 @@ func runOrders() {
 }
 
 // api: the HTTP front on loopback. POST /order?id=..&item=.. places an
-// order; /healthz says whether an orders provider is known.
+// order; /healthz says whether an orders provider is known; /livez and
+// /readyz are package health's probes (deploy/kubernetes points the
+// kubelet at them).
 func runAPI() {
 	sys, node := startNode("api", os.Getenv("SHOP_API_NODE"), []string{"orders=" + os.Getenv("SHOP_ORDERS")},
 		&examplepb.OrderPlaced{})
@@ -145,6 +148,10 @@ func runAPI() {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	probe, err := health.New(node, health.Config{})
+	check(err)
+	mux.Handle("GET /livez", probe.LiveHandler())
+	mux.Handle("GET /readyz", probe.ReadyHandler())
 	ln, err := net.Listen("tcp", os.Getenv("SHOP_HTTP"))
 	check(err)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

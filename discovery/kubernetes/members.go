@@ -1,0 +1,150 @@
+package kubernetes
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/mailroom-go/mailroom/discovery"
+)
+
+// podState is what membership needs of one pod.
+type podState struct {
+	uid         string
+	running     bool // phase Running
+	ready       bool // condition Ready is True
+	terminating bool // deletionTimestamp set
+}
+
+// leaseState is one node's lease as this observer saw it.
+type leaseState struct {
+	member  discovery.Member
+	pod     string
+	podUID  string
+	version string    // resourceVersion
+	renew   string    // spec.renewTime as sent
+	seen    time.Time // local time the renewal was last seen change
+	ttl     time.Duration
+}
+
+// view is the synchronous membership core: the watcher feeds it pods and
+// leases and asks for the events since the last call. Not safe for
+// concurrent use; the watcher goroutine owns it.
+type view struct {
+	selfNode string
+	selfInc  uint64
+	pods     map[string]podState   // by pod name
+	leases   map[string]leaseState // by node name
+	up       map[string]discovery.Member
+	tomb     map[string]time.Time // incarnation IDs reported down, until forgotten
+	tombFor  time.Duration
+	stopping bool
+}
+
+func newView(self discovery.Member, tombFor time.Duration) *view {
+	return &view{
+		selfNode: self.Node, selfInc: self.Incarnation,
+		pods: map[string]podState{}, leases: map[string]leaseState{},
+		up: map[string]discovery.Member{}, tomb: map[string]time.Time{}, tombFor: tombFor,
+	}
+}
+
+func (v *view) setPod(name string, p podState) { v.pods[name] = p }
+func (v *view) delPod(name string)             { delete(v.pods, name) }
+func (v *view) delLease(node string)           { delete(v.leases, node) }
+
+// setLease records a lease; seen moves only when the renewal changed (or
+// the lease is new), so an observer's own clock times the TTL.
+func (v *view) setLease(l leaseState, now time.Time) {
+	old, ok := v.leases[l.member.Node]
+	l.seen = now
+	if ok && old.renew == l.renew && old.member.Incarnation == l.member.Incarnation {
+		l.seen = old.seen
+	}
+	v.leases[l.member.Node] = l
+}
+
+// relisted replaces pods and leases with a fresh list; a lease that was
+// there before keeps its seen time only if its renewal did not change,
+// unless fresh: after the API was unreachable nobody could renew, so every
+// lease gets one TTL from now.
+func (v *view) relisted(pods map[string]podState, leases []leaseState, now time.Time, fresh bool) {
+	v.pods = pods
+	old := v.leases
+	v.leases = map[string]leaseState{}
+	for _, l := range leases {
+		if o, ok := old[l.member.Node]; ok && !fresh && o.renew == l.renew && o.member.Incarnation == l.member.Incarnation {
+			l.seen = o.seen
+		} else {
+			l.seen = now
+		}
+		v.leases[l.member.Node] = l
+	}
+}
+
+// alive is the membership rule: a node's incarnation is a member while
+// its lease is fresh and names a pod that exists with the same UID, runs,
+// is not terminating, and is Ready (or draining: a draining node's pod
+// turns not ready on purpose while its calls finish).
+func (v *view) alive(l leaseState, now time.Time) bool {
+	p, ok := v.pods[l.pod]
+	if !ok || p.uid != l.podUID || !p.running || p.terminating {
+		return false
+	}
+	if !p.ready && !l.member.Draining {
+		return false
+	}
+	return now.Sub(l.seen) <= l.ttl
+}
+
+// events compares what is alive now with what was reported and returns
+// the events, in a stable order (downs first, then ups and updates, by
+// node name).
+func (v *view) events(now time.Time) []discovery.Event {
+	var downs, ups []discovery.Event
+	for _, node := range slices.Sorted(maps.Keys(v.up)) {
+		m := v.up[node]
+		l, ok := v.leases[node]
+		if ok && l.member.Incarnation == m.Incarnation && v.alive(l, now) {
+			continue
+		}
+		if v.stopping && node == v.selfNode {
+			continue
+		}
+		delete(v.up, node)
+		v.tomb[m.ID()] = now
+		downs = append(downs, discovery.Event{Type: discovery.MemberDown, Member: m})
+	}
+	for _, node := range slices.Sorted(maps.Keys(v.leases)) {
+		l := v.leases[node]
+		if _, dead := v.tomb[l.member.ID()]; dead || !v.alive(l, now) {
+			continue
+		}
+		old, ok := v.up[node]
+		switch {
+		case !ok:
+			ups = append(ups, discovery.Event{Type: discovery.MemberUp, Member: l.member})
+		case !sameMember(old, l.member):
+			ups = append(ups, discovery.Event{Type: discovery.MemberUpdated, Member: l.member})
+		default:
+			continue
+		}
+		v.up[node] = l.member
+	}
+	for id, at := range v.tomb {
+		if now.Sub(at) > v.tombFor {
+			delete(v.tomb, id)
+		}
+	}
+	return append(downs, ups...)
+}
+
+// selfDown reports whether self's incarnation was reported down.
+func (v *view) selfDown(inc uint64) bool {
+	_, dead := v.tomb[discovery.Member{Node: v.selfNode, Incarnation: inc}.ID()]
+	return dead
+}
+
+func sameMember(a, b discovery.Member) bool {
+	return a.Addr == b.Addr && a.PoolWorkers == b.PoolWorkers && a.Draining == b.Draining && maps.Equal(a.Meta, b.Meta)
+}
