@@ -100,7 +100,7 @@ func (f *flood) wait(t testing.TB) {
 // (pings), and calls each with a reply and the size of its frame's body.
 func readReplies(t *testing.T, conn net.Conn, e wire.Ends, n int, each func(el *wire.Element, size int)) {
 	t.Helper()
-	_ = conn.SetReadDeadline(time.Now().Add(90 * time.Second)) // under -race on a loaded machine 32 refusals of 1 MiB took over 30 s
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Minute)) // under -race beside the whole suite 32 refusals of 1 MiB took over 60 s
 	defer conn.SetReadDeadline(time.Time{})
 	fr := wire.NewFrameReader(conn, 1<<30)
 	for got := 0; got < n; {
