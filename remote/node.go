@@ -621,12 +621,8 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		return nil, nil, wire.Refuse(wire.CodeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
 	}
 	// A peer that only dialed us can be dialed back; an address learned
-	// for another incarnation, or a Static seed's configured one (addrInc
-	// 0), is replaced by what this authenticated hello says: a node
-	// restarted elsewhere (a seed on a new port) is called there, not only
-	// seen. An address given to Connect (pinned, addrInc 0) is the user's
-	// and stays until another incarnation's replaces it.
-	if h.Addr != "" && (s.addr == "" || (s.addrInc != h.Inc && (s.addrInc != 0 || !s.pinned))) {
+	// for another incarnation is stale (it restarted elsewhere).
+	if h.Addr != "" && (s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc)) {
 		s.addr, s.addrInc = h.Addr, h.Inc
 	}
 	e := wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: h.Node, PeerInc: h.Inc, In: new(wire.Interner), MaxMsg: n.cfg.MaxMessageSize}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
@@ -119,23 +117,15 @@ func (r *readiness) state(node string) readyState {
 	return st
 }
 
-// waitPeerRedial is how often WaitPeer dials while nothing links
-// (jittered in [waitPeerRedial/2, waitPeerRedial)): a waiter is told
-// within about one dial of the peer being ready, however long it was down,
-// and a refused dial on a down peer costs little. Concurrent waiters and
-// callers share one dial (connect's dialAttempt).
-const waitPeerRedial = 30 * time.Millisecond
-
-// WaitPeer returns once node is callable from here: this node has its own
-// live native link to node (the one calls, requests and sends use), and
-// returns the PeerInfo of the incarnation it reached. While none is up it
-// dials node itself (as Connect does, but the link is not kept: it closes
-// when idle, Config.LinkIdleTimeout) every waitPeerRedial (30 ms,
-// jittered) and at once on news of it (discovery listing it up, a link
-// from it coming up: its hello may bring a new address), so it returns
-// within about one dial of node being ready, after an outage of any
-// length. A link node dialled to us is not enough: WaitPeer dials back
-// the address that link's hello gave. When ctx ends first, the error
+// WaitPeer returns once this node has a live native link to node: the
+// PeerInfo of the incarnation it reached. It waits on the node's own link
+// and discovery events, with no polling: it dials node (as Connect does,
+// but the link is not kept: it closes when idle, Config.LinkIdleTimeout)
+// once at the start and again after each event of discovery listing node
+// as up (a Consul member is otherwise linked on the first message to it; a
+// Static seed is kept linked by the node), and returns as soon as any
+// link to node is up, whoever made it (a Connect, a Call, the seed
+// keeper, the peer dialling in). When ctx ends first, the error
 // wraps ctx's error and names the node and the last dial's failure; when
 // this node stops, it wraps actor.ErrStopped. A link can close again at
 // any time after WaitPeer returns: calls report that with their outcome,
@@ -149,39 +139,24 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 		return PeerInfo{}, fmt.Errorf("remote: WaitPeer(%q): that is this node", node)
 	}
 	var dialErr error
-	redial := time.NewTimer(0)
-	defer redial.Stop()
-	dialed, wasUp, due := uint64(0), false, true
+	dialed, first := uint64(0), true
 	for {
 		st := n.ready.state(node)
-		if st.closed {
+		switch {
+		case st.up:
+			if p, known := n.Peer(node); known && p.Incarnation == st.info.Incarnation {
+				return p, nil
+			}
+		case st.closed:
 			return PeerInfo{}, fmt.Errorf("remote: waiting for a link to node %s: %w", node, actor.ErrStopped)
-		}
-		if p, l := n.liveLink(node); l != nil {
-			if info, known := n.Peer(node); known && info.Incarnation == p.inc {
-				return info, nil
+		case first || st.listed != dialed:
+			first, dialed = false, st.listed
+			if _, _, dialErr = n.connect(ctx, node); dialErr == nil { // not Connect: the link is not kept from closing idle
+				continue // its link event is on its way, or already in
 			}
-		}
-		if st.listed != dialed || (st.up && !wasUp) {
-			due = true // news of node: dial now, not at the next tick
-		}
-		dialed, wasUp = st.listed, st.up
-		if due {
-			due = false
-			_, _, err := n.connect(ctx, node) // not Connect: the link is not kept from closing idle
-			if err == nil {
-				continue
-			}
-			if ctx.Err() == nil || dialErr == nil {
-				dialErr = err // the last failure that is the peer's, not our ctx ending it
-			}
-			redial.Stop()
-			redial.Reset(waitPeerRedial/2 + rand.N(waitPeerRedial/2))
 		}
 		select {
 		case <-st.changed:
-		case <-redial.C:
-			due = true
 		case <-ctx.Done():
 			why := ""
 			if dialErr != nil && !errors.Is(dialErr, ctx.Err()) {
