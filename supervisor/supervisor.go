@@ -142,6 +142,9 @@ func (s *supervisor) init(c *actor.Context) {
 
 // spawn starts an instance of ch; r, when set, makes it a restart.
 func (s *supervisor) spawn(c *actor.Context, ch *child, r *actor.Restarting) (actor.PID, error) {
+	// The run starts before the child can: read after the spawn, the clock
+	// could already be past what the child did first.
+	ch.started = s.clock.Now()
 	props := ch.spec.Props
 	if r != nil {
 		props = actorhooks.RestartProps(props, *r)
@@ -185,7 +188,6 @@ func (s *supervisor) remove(ch *child) {
 
 func (s *supervisor) setRunning(ch *child, pid actor.PID) {
 	ch.pid, ch.pending = pid, false
-	ch.started = s.clock.Now()
 	s.byPID[pid] = ch
 }
 
