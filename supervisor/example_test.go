@@ -158,8 +158,13 @@ func ExampleBackoff() {
 	for range 3 {
 		sys.SendNamed("", "db", "crash")
 		var at time.Time
+		deadline := time.Now().Add(5 * time.Second) // polling, with a deadline, for the supervisor's timer
 		for ok := false; !ok; at, ok = clk.Next() {
-			time.Sleep(time.Millisecond) // the supervisor sets its timer
+			if time.Now().After(deadline) {
+				fmt.Println("no backoff timer within 5s")
+				return
+			}
+			time.Sleep(time.Millisecond)
 		}
 		delay := at.Sub(clk.Now())
 		clk.Advance(delay)
