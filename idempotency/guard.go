@@ -19,7 +19,6 @@ type Guard struct {
 
 	mu      sync.Mutex               // protects following, and orders claims, takeovers and fences
 	running map[string]chan struct{} // of this incarnation's attempts; closed when one ends
-	serving bool                     // Serve registered the status function
 }
 
 // Option configures a Guard.
