@@ -150,13 +150,19 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	if err := sys.Register(activateFn, c.handleActivate); err != nil {
 		return nil, fmt.Errorf("cluster: start on node %s (already started?): %w", sys.Name(), err)
 	}
-	node.AddHooks(remote.Hooks{
+	hooks := remote.Hooks{
 		OnMember:   c.onMember,
 		OnPeer:     func(p remote.PeerInfo) { c.onAnnounce(p, p.Draining, p.Meta) },
 		OnAnnounce: c.onAnnounce,
 		OnPeerGone: func(p remote.PeerInfo) { c.changed(c.view.remove(p.Node, p.Incarnation)) },
 		OnForget:   c.view.forget,
-	})
+	}
+	if isStatic(node.Config().Discovery) {
+		// No member incarnations but the links': a peer without a
+		// link is out of placement until one is back.
+		hooks.OnLinkDown = c.onLinkDown
+	}
+	node.AddHooks(hooks)
 	for _, p := range node.Peers() {
 		c.onAnnounce(p, p.Draining, p.Meta)
 	}
@@ -176,6 +182,25 @@ func (c *Cluster) onMember(ev discovery.Event) {
 	case discovery.MemberDown:
 		c.changed(c.view.remove(m.Node, m.Incarnation))
 	}
+}
+
+// isStatic: the provider is Static (the default), whose members carry
+// no incarnation: liveness comes from the links alone.
+func isStatic(p discovery.Provider) bool {
+	if p == nil {
+		return true
+	}
+	_, ok := p.(*discovery.Static)
+	return ok
+}
+
+func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {
+	for _, li := range c.node.Links() {
+		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native+li.Pool-li.Fenced > 0 {
+			return
+		}
+	}
+	c.changed(c.view.suspend(p.Node, p.Incarnation))
 }
 
 func (c *Cluster) onAnnounce(p remote.PeerInfo, _ bool, meta map[string]string) {

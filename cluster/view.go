@@ -113,6 +113,21 @@ func (v *view) markGoneLocked(node string, inc uint64) {
 	v.gone[node] = g
 }
 
+// suspend takes node's incarnation inc out of placement without
+// counting it gone: it is unreachable for now (Static, where link
+// liveness is all there is); upsert brings it back.
+func (v *view) suspend(node string, inc uint64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	m := v.nodes[node]
+	if node == v.self || m == nil || m.inc != inc {
+		return false
+	}
+	delete(v.nodes, node)
+	v.rebuildLocked()
+	return true
+}
+
 // forget drops what the view keeps of a node name the remote layer forgot.
 func (v *view) forget(node string) {
 	v.mu.Lock()
