@@ -147,8 +147,8 @@ type slot struct {
 	// via is the address a native dial of this node last reached
 	// incarnation viaInc at: pool links to that incarnation dial it too
 	// (poollink.go), and Peer reports it. It goes with its incarnation.
-	via    string
-	viaInc uint64
+	via     string
+	viaInc  uint64
 	member  discovery.Member
 	cur     *peer                // the live incarnation, nil if none known
 	dialing *dialAttempt         // non-nil while a dial runs
