@@ -76,8 +76,10 @@ func deadAddr(t *testing.T) string {
 // within one dial of its link to us, the first call after it (one call,
 // no retry) reaches the seed, and so does a call over the pool, whose
 // links follow the native link's address.
-// Mutation caught: connect dialling only the configured address (the
-// announced one not kept, or not tried after a failure).
+// Mutations caught: connect dialling only the configured address (the
+// announced one not kept, or not tried after a failure); dialPool
+// dialling the configured address instead of the native link's (the
+// pool never comes up).
 func TestASeedRestartedOnANewPortIsCalled(t *testing.T) {
 	b1Sys, b1 := testnode.Local(t, testnode.Options{Name: "b"})
 	asys, an, pools := localWith(t, testnode.Options{Name: "a", Seeds: []string{"b=" + b1.Addr()}}, nil, true)
