@@ -46,13 +46,14 @@ test-short:
 vet:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags chaos ./chaos
+	cd examples/shop && $(GO) vet ./...
 
 ## fmt-check: fail if gofmt would change a file
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## lint: staticcheck (pinned, STATICCHECK_VERSION) over the root module, the chaos suite's build tag, bench/, protoactor/ and discovery/kubernetes/
+## lint: staticcheck (pinned, STATICCHECK_VERSION) over the root module, the chaos suite's build tag, bench/, protoactor/, discovery/kubernetes/ and examples/shop/
 STATICCHECK_VERSION := 0.8.2
 STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
 lint: staticcheck
@@ -61,6 +62,7 @@ lint: staticcheck
 	cd bench && $(STATICCHECK) ./...
 	cd protoactor && $(STATICCHECK) ./...
 	cd discovery/kubernetes && $(STATICCHECK) ./...
+	cd examples/shop && $(STATICCHECK) ./...
 
 ## staticcheck: install staticcheck STATICCHECK_VERSION from the Go module proxy into .cache/bin, unless that version is there
 staticcheck:
@@ -86,9 +88,9 @@ demo-cluster:
 demo-services:
 	$(GO) run ./examples/services
 
-## demo-shop: api (HTTP) -> orders (a service) -> stock (a supervised actor): 2,000 orders at 200/s, stock SIGKILLed and restarted mid-load; status counts and max latency
+## demo-shop (examples/shop is its own module: it imports discovery/kubernetes): api (HTTP) -> orders (a service) -> stock (a supervised actor): 2,000 orders at 200/s, stock SIGKILLed and restarted mid-load; status counts and max latency
 demo-shop:
-	$(GO) run ./examples/shop
+	cd examples/shop && $(GO) run .
 
 ## demo-protoactor: protoactor-go actors over mailroom's remote: a child node SIGKILLed under 1,000 pending futures
 demo-protoactor:
@@ -151,6 +153,7 @@ bench-test:
 ## tidy-check: fail if go.mod/go.sum are not tidy
 tidy-check:
 	$(GO) mod tidy -diff
+	cd examples/shop && $(GO) mod tidy -diff
 
 ## clean: remove caches (the Consul binary, test caches)
 clean:

@@ -1,8 +1,8 @@
-// Package cluster will hold virtual actors (grains) addressed by kind and
-// identity, singletons and topics, placed over the live node incarnations
-// discovery reports (issue 25). This file is its design note; what ships
-// today is the placement function (Owner) and, in discovery, the owner
-// lease (discovery.Leaser) it is built on.
+// Package cluster holds virtual actors (grains) addressed by kind and
+// identity, placed over the live node incarnations discovery reports:
+// Start a Cluster on a node with the kinds it hosts, then Send, Request or
+// RequestAs to (kind, identity) from any node. docs/CLUSTER.md states the
+// guarantees per discovery provider.
 //
 // # Placement
 //
@@ -41,7 +41,8 @@
 // tells the new one) when the view changes. Two activations can overlap
 // while the views disagree: from a link's death on one side until the
 // other side's heartbeat declares it (remote.Config's liveness bound).
-// That window is documented, measured by the chaos scenarios, not hidden.
+// That window is documented in docs/CLUSTER.md (not yet measured under
+// a partition).
 //
 // # Messages
 //
@@ -64,6 +65,7 @@
 //
 // # Not built yet
 //
-// Activation, passivation, the placement cache and its refusal,
-// singletons, topics, metrics and the observer panel: see issue 25.
+// Singletons, topics, Call (a Request is the two-way form today), the
+// observer panel, and a handover that waits for the old activation on
+// the new owner's side with Static: see issue 25.
 package cluster

@@ -3,7 +3,12 @@ package cluster
 import (
 	"testing"
 
+	"github.com/mailroom-go/mailroom/internal/testnode"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	testnode.SetChildHook(childHook)
+	testnode.MaybeRunChild()
+	goleak.VerifyTestMain(m)
+}

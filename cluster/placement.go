@@ -1,6 +1,10 @@
 package cluster
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+
+	"github.com/mailroom-go/mailroom/internal/rendezvous"
+)
 
 // candidate is a node incarnation that hosts a kind.
 type candidate struct {
@@ -17,7 +21,7 @@ func owner(kind, identity string, cands []candidate) (best candidate, ok bool) {
 	key := keyHash(kind, identity)
 	var bestW uint64
 	for _, c := range cands {
-		w := mix64(key ^ mix64(candHash(c)))
+		w := rendezvous.Weight(key, candHash(c))
 		if !ok || w > bestW || (w == bestW && c.node < best.node) {
 			best, bestW, ok = c, w, true
 		}
@@ -39,17 +43,5 @@ func keyHash(kind, identity string) uint64 {
 func candHash(c candidate) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(c.node))
-	return h.Sum64() ^ mix64(c.incarnation+0x9e3779b97f4a7c15)
-}
-
-// mix64 is the splitmix64 finaliser: every input bit moves about half
-// of the output bits, which FNV alone does not do for short keys that
-// differ in their last bytes.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
+	return h.Sum64() ^ rendezvous.Mix64(c.incarnation+0x9e3779b97f4a7c15)
 }

@@ -11,6 +11,9 @@ import (
 // Static is the embedded default provider: a fixed list of seed nodes. It
 // reports each seed up with Incarnation 0; the remote layer learns the
 // incarnation at the handshake and judges liveness from link heartbeats.
+// A seed's address here stays the one the remote layer dials first, for
+// every incarnation; the address a seed announces when it dials in is
+// only tried after it fails (remote.Node.WaitPeer documents the rule).
 type Static struct {
 	seeds []Member
 

@@ -9,25 +9,39 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/mailroom-go/mailroom/actor"
 )
+
+// DirConfig bounds a Dir store; zero fields take the defaults.
+type DirConfig struct {
+	MaxKeys  int   // records kept; default 1,000,000
+	MaxBytes int64 // bytes of the record files together; default 1 GiB
+}
 
 // Dir is a durable store: one file per key (named by the key's SHA-256)
 // in a directory, written to a temporary file, synced and renamed, so a
 // record is whole or absent after a crash. It survives a restart of the
 // node; it does not bound how long records stay (remove old files as
-// your retention says). MaxKeys bounds the files it creates.
+// your retention says). DirConfig bounds the records it keeps in count
+// and bytes: past either, new keys are refused with ErrStoreFull.
 type Dir struct {
-	dir     string
-	maxKeys int
+	dir string
+	cfg DirConfig
 
-	mu sync.Mutex // protects following (and serialises claims)
-	n  int        // records on disk
+	mu    sync.Mutex // protects following (and serialises claims)
+	n     int        // records on disk
+	bytes int64      // their sizes together
 }
 
-// OpenDir opens (creating) the store in dir; maxKeys <= 0 means 1,000,000.
-func OpenDir(dir string, maxKeys int) (*Dir, error) {
-	if maxKeys <= 0 {
-		maxKeys = 1_000_000
+// OpenDir opens (creating) the store in dir, counting the records an
+// earlier incarnation left there.
+func OpenDir(dir string, cfg DirConfig) (*Dir, error) {
+	if cfg.MaxKeys <= 0 {
+		cfg.MaxKeys = 1_000_000
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 1 << 30
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", dir, err)
@@ -36,21 +50,29 @@ func OpenDir(dir string, maxKeys int) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: open %s: %w", dir, err)
 	}
-	n := 0
+	d := &Dir{dir: dir, cfg: cfg}
 	for _, e := range ents {
-		if filepath.Ext(e.Name()) == ".rec" {
-			n++
+		if filepath.Ext(e.Name()) != ".rec" {
+			continue
 		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: open %s: %w", dir, err)
+		}
+		d.n++
+		d.bytes += fi.Size()
 	}
-	return &Dir{dir: dir, maxKeys: maxKeys, n: n}, nil
+	return d, nil
 }
 
 type dirRecord struct {
-	Key   string `json:"key"`
-	State State  `json:"state"`
-	Inc   uint64 `json:"inc"`
-	Reply []byte `json:"reply,omitempty"`
-	Err   string `json:"err,omitempty"`
+	Key     string          `json:"key"`
+	State   State           `json:"state"`
+	Inc     uint64          `json:"inc"`
+	Reply   []byte          `json:"reply,omitempty"`
+	Err     string          `json:"err,omitempty"`
+	Code    string          `json:"code,omitempty"`
+	Outcome actor.Execution `json:"outcome,omitempty"`
 }
 
 func (d *Dir) path(key string) string {
@@ -58,25 +80,31 @@ func (d *Dir) path(key string) string {
 	return filepath.Join(d.dir, hex.EncodeToString(h[:])+".rec")
 }
 
-func (d *Dir) readLocked(key string) (Record, bool, error) {
+// readLocked is key's record and the size of its file (0: none).
+func (d *Dir) readLocked(key string) (Record, int64, error) {
 	b, err := os.ReadFile(d.path(key))
 	if errors.Is(err, os.ErrNotExist) {
-		return Record{}, false, nil
+		return Record{}, 0, nil
 	}
 	if err != nil {
-		return Record{}, false, fmt.Errorf("idempotency: read %q: %w", key, err)
+		return Record{}, 0, fmt.Errorf("idempotency: read %q: %w", key, err)
 	}
 	var r dirRecord
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Record{}, false, fmt.Errorf("idempotency: record of %q is corrupt: %w", key, err)
+		return Record{}, 0, fmt.Errorf("idempotency: record of %q is corrupt: %w", key, err)
 	}
-	return Record{State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err}, true, nil
+	return Record{State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome}, max(int64(len(b)), 1), nil
 }
 
-func (d *Dir) writeLocked(key string, r Record) error {
-	b, err := json.Marshal(dirRecord{Key: key, State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err})
+// writeLocked replaces key's record, whose file had old bytes (0: none),
+// within the bounds.
+func (d *Dir) writeLocked(key string, r Record, old int64) error {
+	b, err := json.Marshal(dirRecord{Key: key, State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome})
 	if err != nil {
 		return err
+	}
+	if old == 0 && d.n >= d.cfg.MaxKeys || d.bytes-old+int64(len(b)) > d.cfg.MaxBytes {
+		return ErrStoreFull
 	}
 	f, err := os.CreateTemp(d.dir, "tmp-*")
 	if err != nil {
@@ -96,6 +124,10 @@ func (d *Dir) writeLocked(key string, r Record) error {
 		os.Remove(f.Name())
 		return fmt.Errorf("idempotency: write %q: %w", key, err)
 	}
+	if old == 0 {
+		d.n++
+	}
+	d.bytes += int64(len(b)) - old
 	return nil
 }
 
@@ -106,17 +138,13 @@ func (d *Dir) Claim(key string, inc uint64) (Record, bool, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if r, ok, err := d.readLocked(key); err != nil || ok {
+	if r, size, err := d.readLocked(key); err != nil || size > 0 {
 		return r, false, err
 	}
-	if d.n >= d.maxKeys {
-		return Record{}, false, ErrStoreFull
-	}
 	r := Record{State: Running, Inc: inc}
-	if err := d.writeLocked(key, r); err != nil {
+	if err := d.writeLocked(key, r, 0); err != nil {
 		return Record{}, false, err
 	}
-	d.n++
 	return r, true, nil
 }
 
@@ -127,19 +155,32 @@ func (d *Dir) Put(key string, r Record) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, had, err := d.readLocked(key)
+	_, size, err := d.readLocked(key)
 	if err != nil {
 		return err
 	}
-	if !had && d.n >= d.maxKeys {
-		return ErrStoreFull
-	}
-	if err := d.writeLocked(key, r); err != nil {
+	return d.writeLocked(key, r, size)
+}
+
+// Delete implements Store.
+func (d *Dir) Delete(key string) error {
+	if err := checkKey(key); err != nil {
 		return err
 	}
-	if !had {
-		d.n++
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fi, err := os.Stat(d.path(key))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
+	if err == nil {
+		err = os.Remove(d.path(key))
+	}
+	if err != nil {
+		return fmt.Errorf("idempotency: delete %q: %w", key, err)
+	}
+	d.n--
+	d.bytes -= fi.Size()
 	return nil
 }
 
@@ -150,7 +191,15 @@ func (d *Dir) Get(key string) (Record, bool, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.readLocked(key)
+	r, size, err := d.readLocked(key)
+	return r, size > 0, err
+}
+
+// Len is the number of records kept.
+func (d *Dir) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
 }
 
 // Durable implements Store: true.

@@ -10,50 +10,91 @@ import (
 )
 
 // Guard runs handlers under keys over one Store, for one incarnation.
+// One guard per store: the guard decides every claim, takeover and fence
+// of its store under its own lock.
 type Guard struct {
 	store Store
 	inc   uint64
+	rerun bool // RerunInterrupted
 
-	mu      sync.Mutex               // protects following
-	running map[string]chan struct{} // closed when the attempt ends
+	mu      sync.Mutex               // protects following, and orders claims, takeovers and fences
+	running map[string]chan struct{} // of this incarnation's attempts; closed when one ends
 }
+
+// Option configures a Guard.
+type Option func(*Guard)
+
+// RerunInterrupted declares that the handlers run under the guard leave
+// no effect but the result the guard records: their work done twice is
+// harmless until a result is recorded (a computation, or effects written
+// in the same transaction as the record). Then an attempt that was
+// running when its incarnation ended (a durable store kept its claim)
+// left nothing behind: Run runs the key again, and Status answers
+// NeverRan for it and fences it. Without it such a key is ErrInterrupted
+// (may have executed) for Run and Interrupted for Status. It changes
+// nothing with an in-memory store, whose claims go with the incarnation.
+func RerunInterrupted() Option { return func(g *Guard) { g.rerun = true } }
 
 // NewGuard returns a guard over store for the incarnation inc (the
 // node's, actor.System.Incarnation).
-func NewGuard(store Store, inc uint64) *Guard {
-	return &Guard{store: store, inc: inc, running: map[string]chan struct{}{}}
+func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
+	g := &Guard{store: store, inc: inc, running: map[string]chan struct{}{}}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
 }
 
 // Run runs fn once per key. The first attempt records Running, runs fn
 // and records its reply or error; a repeat while it runs waits for it
 // (or ctx) and gets its result; a repeat after gets the recorded result
-// without running fn. A key fenced by Status is refused with ErrFenced,
-// a full store with ErrStoreFull, both not executed (actor.Outcome). A
-// durable record left Running by an earlier incarnation is not run
-// again: Run returns an error, may have executed.
+// without running fn: the reply, or the error with its code and outcome
+// (a rejection or a panic: executed; an error that may have executed,
+// such as fn's ctx ending mid-work: may have executed). An fn error that
+// did not execute (actor.NotExecutedError, a not-executed error of a
+// call fn made) releases the key: nothing is recorded, a retry runs fn.
+//
+// A key fenced by Status is refused with ErrFenced, a full store with
+// ErrStoreFull, a bad key with ErrBadKey: all not executed
+// (actor.Outcome). A durable record left Running by an earlier
+// incarnation is ErrInterrupted, may have executed (RerunInterrupted
+// runs it again instead).
 func (g *Guard) Run(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	for {
+		g.mu.Lock()
 		rec, claimed, err := g.store.Claim(key, g.inc)
+		if err == nil && !claimed && rec.State == Running && rec.Inc != g.inc && g.rerun {
+			err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
+			claimed = err == nil
+		}
+		var done chan struct{}
+		switch {
+		case claimed:
+			done = make(chan struct{})
+			g.running[key] = done
+		case err == nil && rec.State == Running && rec.Inc == g.inc:
+			done = g.running[key]
+		}
+		g.mu.Unlock()
 		if err != nil {
-			return nil, actor.NotExecutedError(err)
+			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, err))
 		}
 		if claimed {
-			return g.run(ctx, key, fn)
+			return g.run(ctx, key, done, fn)
 		}
 		switch rec.State {
 		case Done:
 			return result(rec)
 		case Fenced:
-			return nil, actor.NotExecutedError(fmt.Errorf("%w: %q", ErrFenced, key))
+			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, ErrFenced))
 		case Running:
 			if rec.Inc != g.inc {
-				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: an attempt was running when incarnation %s ended", key, actor.FormatIncarnation(rec.Inc)))
+				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: %w (incarnation %s)", key, ErrInterrupted, actor.FormatIncarnation(rec.Inc)))
 			}
-			g.mu.Lock()
-			done := g.running[key]
-			g.mu.Unlock()
 			if done == nil {
-				continue // it just ended: read its record
+				// The attempt ended and its record could not be written
+				// (the store failed twice): what it did is not known.
+				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: its attempt ended and its record was not kept", key))
 			}
 			select {
 			case <-done:
@@ -66,59 +107,123 @@ func (g *Guard) Run(ctx context.Context, key string, fn func(context.Context) ([
 	}
 }
 
+// result is what a repeat of a Done key gets.
 func result(rec Record) ([]byte, error) {
-	if rec.Err != "" {
-		return nil, errors.New(rec.Err) // the recorded rejection: executed
+	if rec.Err == "" {
+		return rec.Reply, nil
 	}
-	return rec.Reply, nil
+	err := error(&recordedError{code: rec.Code, msg: rec.Err})
+	if rec.Outcome == actor.MayHaveExecuted {
+		return nil, actor.MayHaveExecutedError(err)
+	}
+	return nil, err // a rejection: executed
 }
 
-func (g *Guard) run(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
-	done := make(chan struct{})
-	g.mu.Lock()
-	g.running[key] = done
-	g.mu.Unlock()
+// recordedError is a recorded error given again: its text and code.
+type recordedError struct{ code, msg string }
+
+func (e *recordedError) Error() string     { return e.msg }
+func (e *recordedError) ErrorCode() string { return e.code }
+func (e *recordedError) Is(target error) bool {
+	c, ok := target.(actor.Coded)
+	return ok && e.code != "" && c.ErrorCode() == e.code
+}
+
+// run runs the attempt that claimed key and records how it ended.
+func (g *Guard) run(ctx context.Context, key string, done chan struct{}, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
 	defer func() {
-		rec := Record{State: Done, Inc: g.inc, Reply: reply}
-		if err != nil {
-			rec.Err = err.Error()
+		v := recover()
+		if v != nil {
+			err = fmt.Errorf("panicked: %v", v) // recorded; the panic goes on
 		}
-		if perr := g.store.Put(key, rec); perr != nil && err == nil {
-			err = actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q ran, its record was not kept: %w", key, perr))
-		}
+		err = g.end(key, reply, err)
 		g.mu.Lock()
-		delete(g.running, key)
+		if g.running[key] == done {
+			delete(g.running, key)
+		}
 		g.mu.Unlock()
 		close(done)
+		if v != nil {
+			panic(v)
+		}
 	}()
 	return fn(ctx)
+}
+
+// end records the end of key's attempt and returns what its caller gets.
+func (g *Guard) end(key string, reply []byte, err error) error {
+	if err != nil && actor.Outcome(err) == actor.NotExecuted {
+		if derr := g.store.Delete(key); derr != nil {
+			return actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q did not execute, its claim was not released (a retry is refused until it is): %w", key, derr))
+		}
+		return err
+	}
+	rec := Record{State: Done, Inc: g.inc, Reply: reply}
+	if err != nil {
+		rec.Reply, rec.Err, rec.Code, rec.Outcome = nil, err.Error(), actor.ErrorCode(err), statedOutcome(err)
+	}
+	perr := g.store.Put(key, rec)
+	if perr == nil {
+		return err
+	}
+	// Keep at least that it ran, so a repeat does not run it again.
+	lost := fmt.Errorf("idempotency: key %q ran, its result was not kept: %w", key, perr)
+	if g.store.Put(key, Record{State: Done, Inc: g.inc, Err: lost.Error(), Outcome: actor.Executed}) == nil {
+		return lost // executed: it ran, and every repeat is told so
+	}
+	return actor.MayHaveExecutedError(lost)
 }
 
 // Status answers what happened to key in the call incarnation inc took:
 // Done (with its record), Running, Interrupted, or NeverRan, after which
 // the key is fenced so that a late copy of the call is refused. Asked
-// about another incarnation than this guard's with an in-memory store,
-// it is ErrRecordLost: the record went with that incarnation.
+// about another incarnation than this guard's with an in-memory store
+// (inc 0, not known, included), it is ErrRecordLost: the record went with
+// that incarnation.
 func (g *Guard) Status(key string, inc uint64) (Record, error) {
 	if !g.store.Durable() && inc != g.inc {
 		return Record{}, fmt.Errorf("%w: key %q was taken by incarnation %s, this is %s", ErrRecordLost, key, actor.FormatIncarnation(inc), actor.FormatIncarnation(g.inc))
 	}
-	// Fencing is a claim: it races a late attempt's claim and one wins.
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// Fencing is a claim: under the lock, no attempt claims between.
 	rec, claimed, err := g.store.Claim(key, g.inc)
 	if err != nil {
-		return Record{}, err
+		return Record{}, fmt.Errorf("idempotency: status of %q: %w", key, err)
 	}
-	if claimed {
+	interrupted := !claimed && rec.State == Running && rec.Inc != g.inc
+	if claimed || interrupted && g.rerun {
 		if err := g.store.Put(key, Record{State: Fenced, Inc: g.inc}); err != nil {
-			return Record{}, err
+			if claimed {
+				err = errors.Join(err, g.store.Delete(key))
+			}
+			return Record{}, fmt.Errorf("idempotency: status of %q: fence: %w", key, err)
 		}
 		return Record{State: NeverRan, Inc: g.inc}, nil
 	}
-	if rec.State == Running && rec.Inc != g.inc {
+	switch {
+	case interrupted:
 		rec.State = Interrupted
-	}
-	if rec.State == Fenced {
+	case rec.State == Fenced:
 		rec.State = NeverRan
 	}
 	return rec, nil
+}
+
+// statedOutcome is the outcome a handler's error gives its caller (see
+// actor.Handler): may have executed when it says so (a declaration, a
+// mailroom error, its ended ctx), else executed: a plain error is a
+// rejection.
+func statedOutcome(err error) actor.Execution {
+	var oe *actor.OutcomeError
+	var ae *actor.Error
+	switch {
+	case errors.As(err, &oe):
+		return oe.Outcome
+	case errors.As(err, &ae):
+		return ae.Outcome
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return actor.MayHaveExecuted
+	}
+	return actor.Executed
 }

@@ -112,7 +112,7 @@ func TestTheMemoryStoreIsLostWithTheIncarnation(t *testing.T) {
 // across another restart.
 func TestTheDurableStoreAnswersAfterARestart(t *testing.T) {
 	dir := t.TempDir()
-	d1, err := OpenDir(dir, 0)
+	d1, err := OpenDir(dir, DirConfig{})
 	require.NoError(t, err)
 	g1 := NewGuard(d1, 1)
 	_, err = g1.Run(ctxT(t), "done", func(context.Context) ([]byte, error) { return []byte("receipt"), nil })
@@ -121,7 +121,7 @@ func TestTheDurableStoreAnswersAfterARestart(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, claimed)
 
-	d2, err := OpenDir(dir, 0)
+	d2, err := OpenDir(dir, DirConfig{})
 	require.NoError(t, err)
 	g2 := NewGuard(d2, 2)
 	st, err := g2.Status("killed", 1)
@@ -137,7 +137,7 @@ func TestTheDurableStoreAnswersAfterARestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, NeverRan, st.State)
 
-	d3, err := OpenDir(dir, 0)
+	d3, err := OpenDir(dir, DirConfig{})
 	require.NoError(t, err)
 	_, err = NewGuard(d3, 3).Run(ctxT(t), "never", func(context.Context) ([]byte, error) { t.Fatal("ran"); return nil, nil })
 	require.ErrorIs(t, err, ErrFenced, "the fence survives the restart")

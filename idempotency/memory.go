@@ -49,7 +49,7 @@ func NewMemory(cfg MemoryConfig) *Memory {
 	return &Memory{cfg: cfg, recs: map[string]*list.Element{}, order: list.New()}
 }
 
-func size(key string, r Record) int { return len(key) + len(r.Reply) + len(r.Err) + 64 }
+func size(key string, r Record) int { return len(key) + len(r.Reply) + len(r.Err) + len(r.Code) + 64 }
 
 // expireLocked drops finished records older than the TTL.
 func (m *Memory) expireLocked(now time.Time) {
@@ -109,9 +109,28 @@ func (m *Memory) Put(key string, r Record) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e := m.recs[key]; e != nil {
-		m.removeLocked(e)
+		// Replace in place, or keep the old record when the new one does
+		// not fit: a running claim is never dropped by a failed Put.
+		me := e.Value.(*memEntry)
+		if m.bytes-size(key, me.rec)+size(key, r) > m.cfg.MaxBytes {
+			return ErrStoreFull
+		}
+		m.bytes += size(key, r) - size(key, me.rec)
+		me.rec, me.at = r, m.cfg.Now()
+		m.order.MoveToBack(e)
+		return nil
 	}
 	return m.insertLocked(key, r, m.cfg.Now())
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e := m.recs[key]; e != nil {
+		m.removeLocked(e)
+	}
+	return nil
 }
 
 // Get implements Store.

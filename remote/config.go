@@ -73,8 +73,14 @@ type Config struct {
 	// also keeps a native link to every seed: it dials each at start,
 	// redials while it is unreachable (backoff from 100 ms doubling to
 	// 5 s, jittered) and relinks when the link closes, whether the seed
-	// restarted (a new incarnation) or the network failed. A seed's
-	// liveness is judged by its links' heartbeats alone.
+	// restarted (a new incarnation) or the network failed; it dials at
+	// once, backoff reset, on news of the seed (a link of it up or down).
+	// A seed's liveness is judged by its links' heartbeats alone. A
+	// seed's configured address is always dialled first; when that fails,
+	// the address the seed announced in the hello of a link it dialled to
+	// this node is dialled next (a seed restarted on a new port), never in
+	// its place (behind a proxy or NAT the announced address may not be
+	// the one that works from here). Node.WaitPeer documents the rule.
 	Discovery discovery.Provider
 	// Seeds, "name=host:port", feed the default Static provider. A seed
 	// naming this node is skipped, so every node can share one list.

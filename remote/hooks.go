@@ -70,6 +70,9 @@ func (n *Node) Peer(node string) (PeerInfo, bool) {
 	}
 	info := s.cur.info()
 	info.Addr = s.addr
+	if s.viaInc == s.cur.inc && s.via != "" {
+		info.Addr = s.via
+	}
 	return info, true
 }
 

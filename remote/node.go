@@ -132,8 +132,23 @@ type slot struct {
 	addr string
 	// addrInc is the incarnation addr was learned for (from its hello or
 	// discovery); 0 when it was configured (a seed, Connect) and holds for
-	// any incarnation. A hello of another incarnation replaces it.
+	// any incarnation. A hello of another incarnation replaces a learned
+	// addr; a configured one stays primary (alt).
 	addrInc uint64
+	// alt is the address a hello of incarnation altInc announced on a
+	// link that node dialled to us, when it differs from a configured
+	// addr (addrInc 0): connect dials it only after a dial to addr failed
+	// (a seed restarted on a new port), never instead of it, since where
+	// nodes reach each other through a proxy or NAT the address a node
+	// announces may not be the one that works from here. It goes with
+	// its incarnation (bury).
+	alt    string
+	altInc uint64
+	// via is the address a native dial of this node last reached
+	// incarnation viaInc at: pool links to that incarnation dial it too
+	// (poollink.go), and Peer reports it. It goes with its incarnation.
+	via     string
+	viaInc  uint64
 	member  discovery.Member
 	cur     *peer                // the live incarnation, nil if none known
 	dialing *dialAttempt         // non-nil while a dial runs
@@ -484,11 +499,23 @@ func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
 		if a == nil {
 			a = &dialAttempt{addr: s.addr, done: make(chan struct{})}
 			s.dialing = a
-			addr := s.addr
+			addr, alt := s.addr, ""
+			if s.addrInc == 0 && s.alt != addr {
+				alt = s.alt
+			}
 			n.mu.Unlock()
 			err := n.dialNative(ctx, node, addr)
 			if err != nil {
 				err = fmt.Errorf("%w: dial %s at %s: %w", actor.ErrUnreachable, node, addr, err)
+				if alt != "" && ctx.Err() == nil && !errors.Is(err, actor.ErrStopped) {
+					// The configured address failed: the one the node
+					// announced when it dialled us, within this attempt.
+					if altErr := n.dialNative(ctx, node, alt); altErr == nil {
+						err = nil
+					} else {
+						err = fmt.Errorf("%w; then at %s, the address its hello gave: %w", err, alt, altErr)
+					}
+				}
 			}
 			n.mu.Lock()
 			s.dialing = nil
@@ -527,11 +554,18 @@ func (n *Node) dialNative(ctx context.Context, node, addr string) error {
 		n.dialLog.failed(node, addr, err)
 		return err
 	}
-	if _, err = n.attach(conn, srv, true, h.LinkID); err != nil {
+	l, err := n.attach(conn, srv, true, h.LinkID)
+	if err != nil {
 		conn.Close()
 		n.dialLog.failed(node, addr, err)
+		return err
 	}
-	return err
+	n.mu.Lock()
+	if s := n.slots[node]; s != nil {
+		s.via, s.viaInc = addr, l.peer.inc
+	}
+	n.mu.Unlock()
+	return nil
 }
 
 // attach binds an authenticated connection to the peer incarnation it
@@ -621,9 +655,16 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		return nil, nil, wire.Refuse(wire.CodeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
 	}
 	// A peer that only dialed us can be dialed back; an address learned
-	// for another incarnation is stale (it restarted elsewhere).
-	if h.Addr != "" && (s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc)) {
+	// for another incarnation is stale (it restarted elsewhere). A
+	// configured address (a seed, Connect) is the operator's word and
+	// stays the one dialled first: what a peer that dialled us announces
+	// beside it is kept as the alternate tried when it fails (slot.alt).
+	switch {
+	case h.Addr == "":
+	case s.addr == "" || (s.addrInc != 0 && s.addrInc != h.Inc):
 		s.addr, s.addrInc = h.Addr, h.Inc
+	case !outbound && s.addrInc == 0 && h.Addr != s.addr:
+		s.alt, s.altInc = h.Addr, h.Inc
 	}
 	e := wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: h.Node, PeerInc: h.Inc, In: new(wire.Interner), MaxMsg: n.cfg.MaxMessageSize}
 	l := newLink(n, conn, role, outbound, e, p)

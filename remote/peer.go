@@ -102,9 +102,12 @@ type PeerInfo struct {
 	// as its handshake advertised them; discovery.NoReceiverPool when it
 	// runs none (its Config.PoolSize is PoolDisabled).
 	PoolWorkers int
-	Addr        string
-	Draining    bool              // it announced it is draining
-	Meta        map[string]string // what it announced over its links
+	// Addr is the address this node last reached that incarnation at by
+	// its own dial, or else the one it would dial first (WaitPeer's doc
+	// says which). Only Node.Peer sets it.
+	Addr     string
+	Draining bool              // it announced it is draining
+	Meta     map[string]string // what it announced over its links
 }
 
 func (p *peer) info() PeerInfo {

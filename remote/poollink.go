@@ -45,6 +45,9 @@ func (n *Node) dialPool(ctx context.Context, node string, inc uint64, worker int
 	var addr string
 	if s != nil {
 		addr = s.addr
+		if s.viaInc == inc && s.via != "" {
+			addr = s.via // where the native link to inc was dialled: an alternate, for a seed that moved
+		}
 	}
 	closing := n.closing
 	n.mu.Unlock()

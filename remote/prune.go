@@ -112,6 +112,13 @@ func (s *slot) bury(inc uint64, now time.Time) {
 		delete(s.tomb, oldest)
 	}
 	s.tomb[inc] = now
+	// Only a dead process or a stranger answers there now.
+	if s.altInc == inc {
+		s.alt, s.altInc = "", 0
+	}
+	if s.viaInc == inc {
+		s.via, s.viaInc = "", 0
+	}
 }
 
 // keep reports whether a slot must stay whatever its age: discovery lists

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
@@ -117,19 +119,39 @@ func (r *readiness) state(node string) readyState {
 	return st
 }
 
-// WaitPeer returns once this node has a live native link to node: the
-// PeerInfo of the incarnation it reached. It waits on the node's own link
-// and discovery events, with no polling: it dials node (as Connect does,
-// but the link is not kept: it closes when idle, Config.LinkIdleTimeout)
-// once at the start and again after each event of discovery listing node
-// as up (a Consul member is otherwise linked on the first message to it; a
-// Static seed is kept linked by the node), and returns as soon as any
-// link to node is up, whoever made it (a Connect, a Call, the seed
-// keeper, the peer dialling in). When ctx ends first, the error
-// wraps ctx's error and names the node and the last dial's failure; when
-// this node stops, it wraps actor.ErrStopped. A link can close again at
-// any time after WaitPeer returns: calls report that with their outcome,
-// as always.
+// waitPeerRedial is how often WaitPeer dials while node is not callable
+// (jittered in [waitPeerRedial/2, waitPeerRedial)): a waiter is told
+// within about one dial of the peer being ready, however long it was down,
+// and a refused dial on a down peer costs little. Concurrent waiters and
+// callers share one dial (connect's dialAttempt).
+const waitPeerRedial = 30 * time.Millisecond
+
+// WaitPeer returns once node is callable from here: this node has its own
+// live native link to node's current incarnation (the link calls,
+// requests and sends use when no pool is up), and it returns the PeerInfo
+// of that incarnation. A link node dialled to us is not enough: WaitPeer
+// dials back. While node is not callable WaitPeer dials it itself (as
+// Connect does, but the link is not kept: it closes when idle,
+// Config.LinkIdleTimeout) every waitPeerRedial (30 ms, jittered), and at
+// once on news of it (discovery listing it up, a link from it coming up:
+// its hello may bring a new address), so it returns within about one dial
+// of node being ready, after an outage of any length; it does not wait for
+// the seed keeper's backoff. When ctx ends first, the error wraps ctx's
+// error and names the node and the last dial's failure; when this node
+// stops, it wraps actor.ErrStopped. A link can close again at any time
+// after WaitPeer returns: calls report that with their outcome, as always.
+//
+// Which address is dialled: the one discovery gives, and for a Static
+// seed (or an address given to Connect) the configured one, always first.
+// When a dial to a configured address fails, the address the node
+// announced in the authenticated hello of a link it dialled to us (its
+// Config.Advertise, or its listener's) is dialled next, in the same
+// attempt: a seed restarted on a new port is called there, while where
+// nodes reach each other through a proxy or NAT (the announced address
+// unreachable from here, or reachable only another way) the configured
+// address keeps winning as long as it answers. The announced address is
+// forgotten with the incarnation that announced it. docs/SECURITY.md says
+// what this lets a cookie holder do.
 //
 // To wait for a node to come back after it restarted, wait until its old
 // incarnation has no link (or is gone), or compare the incarnation
@@ -139,24 +161,41 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 		return PeerInfo{}, fmt.Errorf("remote: WaitPeer(%q): that is this node", node)
 	}
 	var dialErr error
-	dialed, first := uint64(0), true
+	// redial is armed after every dial, failed or not: a link that came up
+	// and closed again before it was seen is dialled again at the next
+	// tick, not on the next event only.
+	redial := time.NewTimer(time.Hour)
+	defer redial.Stop()
+	dialed, wasUp, due := uint64(0), false, true
 	for {
 		st := n.ready.state(node)
-		switch {
-		case st.up:
-			if p, known := n.Peer(node); known && p.Incarnation == st.info.Incarnation {
-				return p, nil
-			}
-		case st.closed:
+		if st.closed {
 			return PeerInfo{}, fmt.Errorf("remote: waiting for a link to node %s: %w", node, actor.ErrStopped)
-		case first || st.listed != dialed:
-			first, dialed = false, st.listed
-			if _, _, dialErr = n.connect(ctx, node); dialErr == nil { // not Connect: the link is not kept from closing idle
-				continue // its link event is on its way, or already in
+		}
+		if p, l := n.liveLink(node); l != nil {
+			if info, known := n.Peer(node); known && info.Incarnation == p.inc {
+				return info, nil
+			}
+		}
+		if st.listed != dialed || (st.up && !wasUp) {
+			due = true // news of node: dial now, not at the next tick
+		}
+		dialed, wasUp = st.listed, st.up
+		if due {
+			due = false
+			_, _, err := n.connect(ctx, node) // not Connect: the link is not kept from closing idle
+			redial.Reset(waitPeerRedial/2 + rand.N(waitPeerRedial/2))
+			if err == nil {
+				continue // its link is up: the check above returns
+			}
+			if ctx.Err() == nil || dialErr == nil {
+				dialErr = err // the last failure that is the peer's, not our ctx ending it
 			}
 		}
 		select {
 		case <-st.changed:
+		case <-redial.C:
+			due = true
 		case <-ctx.Done():
 			why := ""
 			if dialErr != nil && !errors.Is(dialErr, ctx.Err()) {

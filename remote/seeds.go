@@ -12,7 +12,9 @@ import (
 // every seed (Config.Discovery documents the rule). One keeper goroutine
 // per seed dials, waits for the link to close, and dials again; while a
 // seed is unreachable it waits seedBackoffMin doubling to seedBackoffMax,
-// jittered, between dials.
+// jittered, between dials, and any news of the seed (a link of it up or
+// down, its incarnation gone) dials at once from seedBackoffMin again.
+// WaitPeer does not rely on this pace: it dials on its own (ready.go).
 const (
 	seedBackoffMin = 100 * time.Millisecond
 	seedBackoffMax = 5 * time.Second
@@ -42,7 +44,11 @@ func (n *Node) keepSeeds() {
 			}
 		}
 	}
+	// A link closing, an incarnation gone or a seed dialling in (its hello
+	// may bring a new address: node.go's register) wakes the keeper, which
+	// dials at once with its backoff reset.
 	n.AddHooks(Hooks{
+		OnPeer:     poke,
 		OnLinkDown: func(p PeerInfo, _ bool) { poke(p) },
 		OnPeerGone: poke,
 	})
@@ -81,6 +87,7 @@ func (n *Node) keepSeed(ctx context.Context, name string, wake <-chan struct{}) 
 		select {
 		case <-ctx.Done():
 		case <-wake:
+			backoff = seedBackoffMin // news of the seed: the old outage says nothing
 		case <-wait:
 		}
 		if t != nil {

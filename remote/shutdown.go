@@ -212,6 +212,28 @@ func (n *Node) Announce(ctx context.Context, meta map[string]string) error {
 	return nil
 }
 
+// AnnounceKeys is Announce of this node's metadata with keys merged in:
+// each key is set to its value, a key with an empty value is removed,
+// and every other key keeps what was announced before. A layer that owns
+// a few keys (the cluster's "cluster_kinds") uses it so as not to erase
+// what another layer announced.
+func (n *Node) AnnounceKeys(ctx context.Context, keys map[string]string) error {
+	n.mu.Lock()
+	meta := make(map[string]string, len(n.meta)+len(keys))
+	for k, v := range n.meta {
+		meta[k] = v
+	}
+	for k, v := range keys {
+		if v == "" {
+			delete(meta, k)
+		} else {
+			meta[k] = v
+		}
+	}
+	n.mu.Unlock()
+	return n.Announce(ctx, meta)
+}
+
 // announceTo sends this node's draining flag and metadata on l.
 func (n *Node) announceTo(l *link) {
 	n.mu.Lock()

@@ -9,6 +9,11 @@
 //
 // The api maps each failure's outcome to a status: not executed → 503,
 // may have executed → 502, a rejection (executed) → 409. See README.md.
+//
+// With SHOP_ROLE set it runs that one node, which is how
+// deploy/kubernetes runs it: SHOP_DISCOVERY=kubernetes finds the peers
+// through discovery/kubernetes, and SIGTERM drains the node (drain.go).
+// `shop -env` lists the environment variables a node reads (env.go).
 package main
 
 import (
@@ -27,8 +32,6 @@ import (
 	"time"
 )
 
-const cookie = "shop-demo-cookie-0123456789abcdef"
-
 func main() {
 	switch os.Getenv("SHOP_ROLE") {
 	case "stock":
@@ -44,7 +47,14 @@ func main() {
 	requests := flag.Int("requests", 2000, "HTTP requests to send")
 	rate := flag.Int("rate", 200, "requests per second")
 	killAt := flag.Int("kill-at", 600, "SIGKILL stock when this request is sent (0: never)")
+	env := flag.Bool("env", false, "print the environment variables a node reads (SHOP_ROLE set), and exit")
 	flag.Parse()
+	if *env {
+		for _, v := range envVars {
+			fmt.Printf("%s\t%s\n", v.name, v.doc)
+		}
+		return
+	}
 	if err := drive(*requests, *rate, *killAt); err != nil {
 		fmt.Fprintln(os.Stderr, "shop:", err)
 		os.Exit(1)
@@ -61,7 +71,7 @@ type child struct {
 // spawn starts role from this same binary and waits for its "ready".
 func spawn(role string, env []string) (*child, error) {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(append(os.Environ(), "SHOP_ROLE="+role), env...)
+	cmd.Env = append(append(os.Environ(), "SHOP_ROLE="+role, "SHOP_STOP_ON_STDIN=1"), env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

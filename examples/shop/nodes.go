@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,33 +20,45 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// startNode starts a System and its remote node, with the message types
-// this node decodes registered (docs/MESSAGES.md).
-func startNode(name, listen string, seeds []string, types ...proto.Message) (*actor.System, *remote.Node) {
-	sys, err := actor.Start(actor.Config{Name: name, Logger: logger()})
+// startNode starts a System and its remote node for role, from the
+// environment (env.go), with the message types this node decodes
+// registered (docs/MESSAGES.md). peers are the nodes it dials first with
+// static discovery; with kubernetes discovery it finds them itself.
+func startNode(role string, peers []string, types ...proto.Message) (*actor.System, *remote.Node, nodeEnv) {
+	env, err := readNodeEnv(role)
+	check(err)
+	sys, err := actor.Start(actor.Config{Name: role, Logger: logger()})
 	check(err)
 	check(sys.RegisterTypes(types...))
+	cfg := remote.Config{Cookie: env.cookie, Listen: env.listen, Advertise: env.advertise}
+	if env.disc != nil {
+		cfg.Discovery = env.disc
+	} else {
+		cfg.Seeds = env.seeds(peers...)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	node, err := remote.Start(ctx, sys, remote.Config{Cookie: cookie, Listen: listen, Seeds: seeds})
+	node, err := remote.Start(ctx, sys, cfg)
 	check(err)
-	return sys, node
+	return sys, node, env
 }
 
-// serve tells the driver this node is ready, then runs until the driver
-// closes stdin (a graceful stop) or kills the process.
-func serve(sys *actor.System) {
-	fmt.Println("ready")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = sys.Stop(ctx)
+// waitPeer waits for a peer the role needs before it tells the driver
+// it is ready. On Kubernetes a node never waits for its peers (pods
+// start in any order, and readiness must not wait on other nodes): its
+// calls fail as not executed until discovery finds the peer.
+func waitPeer(ctx context.Context, env nodeEnv, node *remote.Node, peer string) {
+	if env.disc != nil {
+		return
+	}
+	_, err := node.WaitPeer(ctx, peer)
+	check(err)
 }
 
 // stock: a supervised inventory actor and the "reserve" function in
 // front of it.
 func runStock() {
-	sys, _ := startNode("stock", os.Getenv("SHOP_STOCK"), nil, &examplepb.Reserve{}, &examplepb.Reserved{})
+	sys, node, env := startNode("stock", nil, &examplepb.Reserve{}, &examplepb.Reserved{})
 	_, err := supervisor.Start(sys, supervisor.Spec{Children: []supervisor.ChildSpec{
 		{ID: "inventory", Name: "inventory", Props: actor.PropsFromFunc(inventory())},
 	}})
@@ -57,7 +68,7 @@ func runStock() {
 		// stays a rejection (409 at the api).
 		return actor.RequestNamedAs[*examplepb.Reserved](ctx, sys, "", "inventory", arg)
 	}))
-	serve(sys)
+	serve(env, sys, node, nil)
 }
 
 // inventory holds the stock of every item: plenty of lamps, few rare
@@ -82,14 +93,12 @@ func inventory() actor.ReceiveFunc {
 // stock and returns stock's error as it got it, so its outcome reaches
 // the api unchanged (stock never ran it: not executed).
 func runOrders() {
-	sys, node := startNode("orders", os.Getenv("SHOP_ORDERS"), []string{"stock=" + os.Getenv("SHOP_STOCK")},
-		&examplepb.PlaceOrder{}, &examplepb.OrderPlaced{}, &examplepb.Reserved{})
+	sys, node, env := startNode("orders", []string{"stock"}, &examplepb.PlaceOrder{}, &examplepb.OrderPlaced{}, &examplepb.Reserved{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	svc, err := services.Start(ctx, node, services.Config{})
 	check(err)
-	_, err = node.WaitPeer(ctx, "stock")
-	check(err)
+	waitPeer(ctx, env, node, "stock")
 	place := func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 		o := arg.(*examplepb.PlaceOrder)
 		var n int32
@@ -107,27 +116,46 @@ func runOrders() {
 		Version:   services.MustVersion("1.0.0"),
 		Functions: []services.Function{{Name: "place", Handler: place}},
 	}))
-	serve(sys)
+	serve(env, sys, node, nil)
 }
 
-// api: the HTTP front on loopback. POST /order?id=..&item=.. places an
-// order; /healthz says whether an orders provider is known; /livez and
-// /readyz are package health's probes (deploy/kubernetes points the
-// kubelet at them).
+// maxHold bounds an order's hold parameter.
+const maxHold = 5 * time.Second
+
+// api: the HTTP front. POST /order?id=..&item=..[&hold=1s] places an
+// order (hold: the api waits that long first, a slow request to watch a
+// drain with); /healthz says whether an orders provider is known;
+// /inflight counts the orders being placed (what a drain waits for);
+// /livez and /readyz are package health's probes (deploy/kubernetes
+// points the kubelet at them).
 func runAPI() {
-	sys, node := startNode("api", os.Getenv("SHOP_API_NODE"), []string{"orders=" + os.Getenv("SHOP_ORDERS")},
-		&examplepb.OrderPlaced{})
+	sys, node, env := startNode("api", []string{"orders"}, &examplepb.OrderPlaced{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	svc, err := services.Start(ctx, node, services.Config{})
 	check(err)
-	_, err = node.WaitPeer(ctx, "orders")
-	check(err)
-	_, err = svc.WaitProvider(ctx, "orders", services.Major(1))
-	check(err)
-
+	fr := &front{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /order", func(w http.ResponseWriter, r *http.Request) {
+		if !fr.begin() {
+			http.Error(w, "draining: the order was not taken (not executed), retry elsewhere", http.StatusServiceUnavailable)
+			return
+		}
+		defer fr.end()
+		if h := r.URL.Query().Get("hold"); h != "" {
+			d, err := time.ParseDuration(h)
+			if err != nil || d < 0 || d > maxHold {
+				http.Error(w, fmt.Sprintf("hold %q: want a duration up to %v", h, maxHold), http.StatusBadRequest)
+				return
+			}
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		order := &examplepb.PlaceOrder{OrderId: r.URL.Query().Get("id"), Lines: []*examplepb.PlaceOrder_Line{{Item: r.URL.Query().Get("item"), Qty: 1}}}
@@ -148,20 +176,29 @@ func runAPI() {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	mux.HandleFunc("GET /inflight", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, fr.inflight())
+	})
 	probe, err := health.New(node, health.Config{})
 	check(err)
 	mux.Handle("GET /livez", probe.LiveHandler())
 	mux.Handle("GET /readyz", probe.ReadyHandler())
 	ln, err := net.Listen("tcp", os.Getenv("SHOP_HTTP"))
 	check(err)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fr.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := fr.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			check(err)
 		}
 	}()
-	defer srv.Close()
-	serve(sys)
+	defer fr.srv.Close()
+	if env.disc == nil {
+		// The driver sends orders as soon as the api says ready.
+		waitPeer(ctx, env, node, "orders")
+		_, err = svc.WaitProvider(ctx, "orders", services.Major(1))
+		check(err)
+	}
+	serve(env, sys, node, fr)
 }
 
 // statusOf is the HTTP status of a failed order, by its outcome: the
