@@ -107,6 +107,11 @@ type Consul struct {
 	badIDs    map[string]bool // owned by the watcher goroutine
 	dead      atomic.Bool
 	deadCause atomic.Value // string
+	// leaseOps bounds the lease requests (Acquire, Release) in flight to
+	// the agent: a cluster activating thousands of grains at once would
+	// otherwise open a connection each, past the agent's per-client limit
+	// (Consul answers 429), and starve the TTL refresh.
+	leaseOps chan struct{}
 
 	// Test hooks, set before Start.
 	beforeTick  func(ctx context.Context) // runs before each updater attempt
@@ -154,13 +159,14 @@ func NewConsul(cfg ConsulConfig) (*Consul, error) {
 		return nil, fmt.Errorf("discovery: consul config: Address %q: %w", cfg.Address, err)
 	}
 	return &Consul{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		client:  client,
-		httpc:   ac.HttpClient,
-		updates: make(chan updateReq),
-		updErrs: streakLog{log: cfg.Logger, what: "refreshing our TTL check"},
-		badIDs:  map[string]bool{},
+		cfg:      cfg,
+		log:      cfg.Logger,
+		client:   client,
+		httpc:    ac.HttpClient,
+		updates:  make(chan updateReq),
+		updErrs:  streakLog{log: cfg.Logger, what: "refreshing our TTL check"},
+		badIDs:   map[string]bool{},
+		leaseOps: make(chan struct{}, maxLeaseOps),
 	}, nil
 }
 

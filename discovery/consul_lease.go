@@ -12,6 +12,21 @@ import (
 
 var _ Leaser = (*Consul)(nil)
 
+// maxLeaseOps is how many lease requests one provider has in flight to
+// its agent at once; more wait their turn (or their ctx).
+const maxLeaseOps = 16
+
+// leaseOp takes a slot for one lease request; the returned func gives it
+// back.
+func (p *Consul) leaseOp(ctx context.Context) (func(), error) {
+	select {
+	case p.leaseOps <- struct{}{}:
+		return func() { <-p.leaseOps }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Leases on Consul. All of an incarnation's leases share one session,
 // created at the first Acquire and bound to two checks: serfHealth (the
 // agent's node) and the incarnation's own TTL check. A lease is the KV
@@ -130,6 +145,11 @@ func (p *Consul) Acquire(ctx context.Context, key string) (Lease, error) {
 	case !started:
 		return nil, errors.New("discovery: consul: Acquire before Start")
 	}
+	done, err := p.leaseOp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	sid, err := p.leaseSession(ctx, l)
 	if err != nil {
 		return nil, err
@@ -258,6 +278,11 @@ func (ls *consulLease) Release(ctx context.Context) error {
 	if !held {
 		return nil
 	}
+	done, err := ls.p.leaseOp(ctx)
+	if err != nil {
+		return fmt.Errorf("discovery: consul: releasing lease %q (it ends with our session anyway): %w", ls.key, err)
+	}
+	defer done()
 	kvKey := ls.p.leaseKV(ls.key)
 	ops := api.TxnOps{
 		{KV: &api.KVTxnOp{Verb: api.KVCheckSession, Key: kvKey, Session: sid}},
@@ -265,7 +290,7 @@ func (ls *consulLease) Release(ctx context.Context) error {
 	}
 	// A transaction rolled back (not ok) means our session no longer
 	// held the key: nothing of ours to delete.
-	_, _, _, err := ls.p.client.Txn().Txn(ops, (&api.QueryOptions{}).WithContext(ctx))
+	_, _, _, err = ls.p.client.Txn().Txn(ops, (&api.QueryOptions{}).WithContext(ctx))
 	if err != nil {
 		return fmt.Errorf("discovery: consul: releasing lease %q (it ends with our session anyway): %w", ls.key, err)
 	}

@@ -132,6 +132,11 @@ pid_alive() {
 	fi
 }
 
+# Every test node reaches the agent from 127.0.0.1, so the agent's limit of
+# concurrent HTTP connections per client address (default 200) is shared by
+# all the packages `go test` runs at once against it: raised to 1000 here.
+# What one provider may open is bounded in the provider itself.
+#
 # start_once DIR: one attempt; prints the HTTP port, or fails if the agent
 # died (a port was taken meanwhile) or got no leader in time.
 start_once() {
@@ -145,6 +150,7 @@ start_once() {
 		-http-port "$http" -dns-port -1 -grpc-port -1 \
 		-serf-lan-port "$serf_lan" -serf-wan-port "$serf_wan" -server-port "$server" \
 		-log-level warn \
+		-hcl 'limits { http_max_conns_per_client = 1000 }' \
 		</dev/null >>"$dir/consul.log" 2>&1 &
 	pid=$!
 	echo "$pid" >"$dir/consul.pid"
