@@ -5,10 +5,10 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, then the chaos suite without its soak
-test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes
+## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, then the chaos suite without its soak
+test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes test-etcd
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 
@@ -24,6 +24,11 @@ test-scale: vet
 ## test-protoactor: the protoactor-go bridge (its own module, protoactor/): vet, gofmt check, every test with -race
 test-protoactor:
 	cd protoactor && $(GO) vet ./... && test -z "$$(gofmt -l .)" && $(GO) test -race -count=1 ./...
+
+## test-etcd: the etcd provider (its own module, discovery/etcd/): vet, gofmt check, every test with -race against a real etcd (scripts/etcd.sh installs Debian's etcd-server when missing), the provider conformance suite among them
+test-etcd:
+	cd discovery/etcd && $(GO) vet ./... && test -z "$$(gofmt -l .)"
+	scripts/etcd.sh run -- sh -c 'cd discovery/etcd && $(GO) test -race -count=1 -timeout 10m ./...'
 
 ## test-kubernetes: the Kubernetes provider (its own module, discovery/kubernetes/): vet, gofmt check, every test with -race against a real kube-apiserver v1.31.4 and etcd (scripts/kube-apiserver.sh builds the apiserver into .cache/ the first time, ~5 min, and installs Debian's etcd-server when missing)
 test-kubernetes:
@@ -53,7 +58,7 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## lint: staticcheck (pinned, STATICCHECK_VERSION) over the root module, the chaos suite's build tag, bench/, protoactor/, discovery/kubernetes/ and examples/shop/
+## lint: staticcheck (pinned, STATICCHECK_VERSION) over the root module, the chaos suite's build tag, bench/, protoactor/, discovery/kubernetes/, discovery/etcd/ and examples/shop/
 STATICCHECK_VERSION := 0.8.2
 STATICCHECK := $(CURDIR)/.cache/bin/staticcheck
 lint: staticcheck
@@ -62,6 +67,7 @@ lint: staticcheck
 	cd bench && $(STATICCHECK) ./...
 	cd protoactor && $(STATICCHECK) ./...
 	cd discovery/kubernetes && $(STATICCHECK) ./...
+	cd discovery/etcd && $(STATICCHECK) ./...
 	cd examples/shop && $(STATICCHECK) ./...
 
 ## staticcheck: install staticcheck STATICCHECK_VERSION from the Go module proxy into .cache/bin, unless that version is there
@@ -154,6 +160,7 @@ bench-test:
 tidy-check:
 	$(GO) mod tidy -diff
 	cd examples/shop && $(GO) mod tidy -diff
+	cd discovery/etcd && $(GO) mod tidy -diff
 
 ## clean: remove caches (the Consul binary, test caches)
 clean:
