@@ -163,6 +163,12 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 		hooks.OnLinkDown = c.onLinkDown
 	}
 	node.AddHooks(hooks)
+	// What discovery and the links said before the hooks were in: with
+	// Consul a peer's kinds came in its MemberUp, which may have come
+	// before this Start and may never come again.
+	for _, m := range node.Members() {
+		c.onMember(discovery.Event{Type: discovery.MemberUp, Member: m})
+	}
 	for _, p := range node.Peers() {
 		c.onAnnounce(p, p.Draining, p.Meta)
 	}

@@ -179,3 +179,29 @@ func spread(t *testing.T, cs []*Cluster, n int, activate bool) {
 		require.InDelta(t, even, float64(got), 0.15*even, c.sys.Name())
 	}
 }
+
+// TestConsulStartLearnsKindsAnnouncedBeforeIt: a node whose discovery saw
+// another node's kinds before its cluster layer started (no link between
+// them, so nothing announces them again) places on that node at once.
+func TestConsulStartLearnsKindsAnnouncedBeforeIt(t *testing.T) {
+	addr := consultest.Addr(t)
+	svc := fmt.Sprintf("mrgrain-%08x", rand.Uint32())
+	opts := func(name string) testnode.Options {
+		return testnode.Options{Name: name, Consul: addr, ConsulService: svc, TTL: 2 * time.Second}
+	}
+	_, na := testnode.Local(t, opts("early-a"))
+	_, err := Start(ctxT(t, 10*time.Second), na, Config{Kinds: []Kind{accountKind(newStore(), 0)}})
+	require.NoError(t, err)
+	_, nb := testnode.Local(t, opts("early-b"))
+	eventually(t, "b's discovery lists a with its kinds", 20*time.Second, func() bool {
+		for _, m := range nb.Members() {
+			if m.Node == "early-a" && m.Meta[MetaKinds] != "" {
+				return true
+			}
+		}
+		return false
+	})
+	cb, err := Start(ctxT(t, 10*time.Second), nb, Config{Kinds: []Kind{accountKind(newStore(), 0)}})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"early-a", "early-b"}, cb.Hosts("account"), "b knows a hosts account from its first moment")
+}

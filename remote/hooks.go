@@ -104,3 +104,23 @@ func (n *Node) noteNative(p *peer) {
 		}
 	})
 }
+
+// Members are the members discovery lists now, this node excepted: the
+// last MemberUp or MemberUpdated of each node name not followed by its
+// MemberDown. A layer that adds its hooks after the node started reads
+// them once, after AddHooks, to learn what the events before it said.
+func (n *Node) Members() []discovery.Member {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []discovery.Member
+	for _, s := range n.slots {
+		if !s.listed || s.member.Node == "" {
+			continue
+		}
+		if _, dead := s.tomb[s.member.Incarnation]; dead && s.member.Incarnation != 0 {
+			continue
+		}
+		out = append(out, s.member)
+	}
+	return out
+}
