@@ -132,10 +132,11 @@ bench-actor:
 bench-remote:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./remote
 
-## bench-quick: side-by-side remote benchmark, quick set (< 5 min): bench/results/quick.{json,md,svg}
+## bench-quick: side-by-side remote benchmark, quick set (< 5 min): bench/results/quick.{json,md,svg}; then grain calls beside named-actor calls on three nodes: bench/results/quick-grains.{json,md}
 bench-quick:
 	cd bench && $(GO) build -o ../.cache/mailroom-bench ./cmd/mailroom-bench
 	cd bench && MAILROOM_BENCH_COMMAND="make bench-quick" ../.cache/mailroom-bench -set quick
+	cd bench && $(GO) build -o ../.cache/mailroom-grains ./cmd/mailroom-grains && ../.cache/mailroom-grains -out results -name quick-grains
 
 ## bench: the full sweep (about 30 min): bench/results/full.{json,md,svg}
 bench:
