@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -59,6 +60,8 @@ func main() {
 	flag.BoolVar(&cfg.protoactor, "protoactor", true, "also run the workload on protoactor-go's cluster")
 	flag.StringVar(&cfg.out, "out", "results", "directory of the results")
 	flag.StringVar(&cfg.name, "name", "quick-grains", "base name of the results (NAME.json, NAME.md)")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the first round of one workload (-profiled) to this file")
+	flag.StringVar(&cfg.profiled, "profiled", "grain", "the workload -cpuprofile profiles: grain or named")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "mailroom-grains:", err)
@@ -70,6 +73,7 @@ type config struct {
 	nodes, callers, ids, calls, rounds, activators int
 	out, name                                      string
 	protoactor                                     bool
+	cpuprofile, profiled                           string
 }
 
 // account is the grain and the named actor alike: a balance.
@@ -205,6 +209,24 @@ func run(cfg config) error {
 	return write(cfg, rep)
 }
 
+// profile starts a CPU profile into path when on, and returns its stop.
+func profile(path string, on bool) func() {
+	if path == "" || !on {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mailroom-grains: cpuprofile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "mailroom-grains: cpuprofile:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
 func randN(n int) int { return rand.IntN(n) }
 
 // runMailroom measures activation, then the grain and named workloads in
@@ -277,7 +299,9 @@ func runMailroom(ctx context.Context, cfg config, ids []string, rep *Report) err
 			if w == "named" {
 				f = named
 			}
+			stop := profile(cfg.cpuprofile, w == cfg.profiled && r == 0)
 			res := measure(ctx, w, r, cfg.calls, cfg.callers, f, pick(cfg.ids))
+			stop()
 			printResult(res)
 			rep.Rounds = append(rep.Rounds, res)
 		}
