@@ -17,9 +17,20 @@ type Guard struct {
 	inc   uint64
 	rerun bool // RerunInterrupted
 
-	mu      sync.Mutex               // protects following, and orders claims, takeovers and fences
-	running map[string]chan struct{} // of this incarnation's attempts; closed when one ends
+	mu      sync.Mutex          // protects following, and orders claims, takeovers and fences
+	running map[string]*attempt // this incarnation's attempts running now
 }
+
+// attempt is one running attempt of a key.
+type attempt struct {
+	done    chan struct{} // closed when it ends
+	waiters []func()      // called when it ends (repeats answered later)
+}
+
+// maxWaiters bounds the repeats of one running key that wait for it
+// without a goroutine of their own (Middleware): past it a repeat is
+// refused, not executed.
+const maxWaiters = 1024
 
 // Option configures a Guard.
 type Option func(*Guard)
@@ -38,7 +49,7 @@ func RerunInterrupted() Option { return func(g *Guard) { g.rerun = true } }
 // NewGuard returns a guard over store for the incarnation inc (the
 // node's, actor.System.Incarnation).
 func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
-	g := &Guard{store: store, inc: inc, running: map[string]chan struct{}{}}
+	g := &Guard{store: store, inc: inc, running: map[string]*attempt{}}
 	for _, o := range opts {
 		o(g)
 	}
@@ -61,50 +72,83 @@ func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
 // runs it again instead).
 func (g *Guard) Run(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	for {
-		g.mu.Lock()
-		rec, claimed, err := g.store.Claim(key, g.inc)
-		if err == nil && !claimed && rec.State == Running && rec.Inc != g.inc && g.rerun {
-			err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
-			claimed = err == nil
-		}
-		var done chan struct{}
+		b := g.begin(key, nil)
 		switch {
-		case claimed:
-			done = make(chan struct{})
-			g.running[key] = done
-		case err == nil && rec.State == Running && rec.Inc == g.inc:
-			done = g.running[key]
-		}
-		g.mu.Unlock()
-		if err != nil {
-			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, err))
-		}
-		if claimed {
-			return g.run(ctx, key, done, fn)
-		}
-		switch rec.State {
-		case Done:
-			return result(rec)
-		case Fenced:
-			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, ErrFenced))
-		case Running:
-			if rec.Inc != g.inc {
-				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: %w (incarnation %s)", key, ErrInterrupted, actor.FormatIncarnation(rec.Inc)))
-			}
-			if done == nil {
-				// The attempt ended and its record could not be written
-				// (the store failed twice): what it did is not known.
-				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: its attempt ended and its record was not kept", key))
-			}
+		case b.claimed != nil:
+			return g.run(ctx, key, b.claimed, fn)
+		case b.wait != nil:
 			select {
-			case <-done:
+			case <-b.wait:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		default:
-			return nil, fmt.Errorf("idempotency: key %q: unexpected record %v", key, rec.State)
+			return b.reply, b.err
 		}
 	}
+}
+
+// begun is what begin found for a key: claimed (this attempt runs; end
+// it with finish), wait (another attempt of this incarnation runs: wait
+// for it, or, with an onEnd given, onEnd is called when it ends), or the
+// answer a repeat gets (reply, err).
+type begun struct {
+	claimed *attempt
+	wait    chan struct{}
+	reply   []byte
+	err     error
+}
+
+// begin claims key, or says why not. onEnd, when not nil, is queued to
+// run when the attempt running now ends (b.wait is set then, and nobody
+// needs to wait on it).
+func (g *Guard) begin(key string, onEnd func()) begun {
+	g.mu.Lock()
+	rec, claimed, err := g.store.Claim(key, g.inc)
+	if err == nil && !claimed && rec.State == Running && rec.Inc != g.inc && g.rerun {
+		err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
+		claimed = err == nil
+	}
+	var a *attempt
+	switch {
+	case claimed:
+		a = &attempt{done: make(chan struct{})}
+		g.running[key] = a
+	case err == nil && rec.State == Running && rec.Inc == g.inc:
+		a = g.running[key]
+		if a != nil && onEnd != nil {
+			if len(a.waiters) >= maxWaiters {
+				g.mu.Unlock()
+				return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %d repeats already wait for its running attempt", key, maxWaiters))}
+			}
+			a.waiters = append(a.waiters, onEnd)
+		}
+	}
+	g.mu.Unlock()
+	switch {
+	case err != nil:
+		return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, err))}
+	case claimed:
+		return begun{claimed: a}
+	}
+	switch rec.State {
+	case Done:
+		r, err := result(rec)
+		return begun{reply: r, err: err}
+	case Fenced:
+		return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, ErrFenced))}
+	case Running:
+		if rec.Inc != g.inc {
+			return begun{err: actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: %w (incarnation %s)", key, ErrInterrupted, actor.FormatIncarnation(rec.Inc)))}
+		}
+		if a == nil {
+			// The attempt ended and its record could not be written
+			// (the store failed twice): what it did is not known.
+			return begun{err: actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: its attempt ended and its record was not kept", key))}
+		}
+		return begun{wait: a.done}
+	}
+	return begun{err: fmt.Errorf("idempotency: key %q: unexpected record %v", key, rec.State)}
 }
 
 // result is what a repeat of a Done key gets.
@@ -129,25 +173,37 @@ func (e *recordedError) Is(target error) bool {
 	return ok && e.code != "" && c.ErrorCode() == e.code
 }
 
-// run runs the attempt that claimed key and records how it ended.
-func (g *Guard) run(ctx context.Context, key string, done chan struct{}, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
+// run runs the attempt a that claimed key and records how it ended.
+func (g *Guard) run(ctx context.Context, key string, a *attempt, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
 	defer func() {
 		v := recover()
 		if v != nil {
 			err = fmt.Errorf("panicked: %v", v) // recorded; the panic goes on
 		}
-		err = g.end(key, reply, err)
-		g.mu.Lock()
-		if g.running[key] == done {
-			delete(g.running, key)
-		}
-		g.mu.Unlock()
-		close(done)
+		err = g.finish(key, a, reply, err)
 		if v != nil {
 			panic(v)
 		}
 	}()
 	return fn(ctx)
+}
+
+// finish records the end of key's attempt a, wakes what waits for it,
+// and returns what its caller gets.
+func (g *Guard) finish(key string, a *attempt, reply []byte, err error) error {
+	err = g.end(key, reply, err)
+	g.mu.Lock()
+	if g.running[key] == a {
+		delete(g.running, key)
+	}
+	waiters := a.waiters
+	a.waiters = nil
+	g.mu.Unlock()
+	close(a.done)
+	for _, f := range waiters {
+		f()
+	}
+	return err
 }
 
 // end records the end of key's attempt and returns what its caller gets.

@@ -1,0 +1,98 @@
+package idempotency
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/idempotencypb"
+	"google.golang.org/protobuf/proto"
+)
+
+// StatusFunction is the name of the function Serve registers: callable
+// from any node, it answers Status about the keys of the node's guard.
+const StatusFunction = "mailroom.idempotency.status"
+
+// Serve makes g's Status callable from other nodes (and from this one):
+// it registers the function StatusFunction on sys and the types its
+// callers send. One guard per node; call it before the node is reached,
+// as for any function. Status is how a caller asks.
+func Serve(sys *actor.System, g *Guard) error {
+	if err := sys.RegisterTypes(&idempotencypb.StatusRequest{}, &idempotencypb.StatusReply{}); err != nil {
+		return err
+	}
+	return sys.Register(StatusFunction, func(_ context.Context, arg proto.Message) (proto.Message, error) {
+		req, ok := arg.(*idempotencypb.StatusRequest)
+		if !ok {
+			return nil, actor.Reject("bad_request", fmt.Sprintf("idempotency: status wants a StatusRequest, got %T", arg))
+		}
+		rec, err := g.Status(req.GetKey(), req.GetIncarnation())
+		if err != nil {
+			return nil, err // a rejection keeping its code: ErrRecordLost, ErrStoreFull, ErrBadKey
+		}
+		return &idempotencypb.StatusReply{
+			State: int32(rec.State), Incarnation: rec.Inc, Reply: rec.Reply,
+			Error: rec.Err, Code: rec.Code, Outcome: int32(rec.Outcome),
+		}, nil
+	})
+}
+
+// Status asks the node peer (which runs Serve) what happened to key in
+// the call its incarnation inc took (the Incarnation of the
+// may-have-executed *actor.Error; 0: not known): Done (with the recorded
+// reply or error), Running, Interrupted (a durable store kept the claim
+// of an attempt whose incarnation ended: it may have done part of its
+// work), or NeverRan, after which the key is fenced on peer: a late
+// copy of the call is refused there with ErrFenced, not executed, and
+// the call may be made again (under the same key, on another node, or
+// under a new key).
+//
+// A peer whose store is in memory, asked about another incarnation than
+// its own, answers an error matching ErrRecordLost (errors.Is): the
+// record went with that incarnation and what the call did cannot be
+// known from there. Other errors: ErrBadKey, ErrStoreFull (the fence
+// could not be kept: ask again later), and the call's own (the peer is
+// unreachable: not executed, ask again).
+//
+// Record.Reply holds the recorded reply in its stored form;
+// Record.Result decodes it.
+func Status(ctx context.Context, sys *actor.System, peer, key string, inc uint64) (Record, error) {
+	if err := sys.RegisterTypes(&idempotencypb.StatusRequest{}, &idempotencypb.StatusReply{}); err != nil {
+		return Record{}, err
+	}
+	res, err := sys.Call(ctx, peer, StatusFunction, &idempotencypb.StatusRequest{Key: key, Incarnation: inc})
+	if err != nil {
+		return Record{}, err
+	}
+	rep, ok := res.(*idempotencypb.StatusReply)
+	if !ok {
+		return Record{}, fmt.Errorf("idempotency: status of %q on %s: reply is %T, want a StatusReply", key, peer, res)
+	}
+	st := State(rep.GetState())
+	switch st {
+	case NeverRan, Running, Done, Interrupted:
+	default:
+		return Record{}, fmt.Errorf("idempotency: status of %q on %s: unknown state %d", key, peer, rep.GetState())
+	}
+	out := actor.Execution(rep.GetOutcome())
+	if out < actor.Executed || out > actor.MayHaveExecuted {
+		return Record{}, fmt.Errorf("idempotency: status of %q on %s: unknown outcome %d", key, peer, rep.GetOutcome())
+	}
+	return Record{State: st, Inc: rep.GetIncarnation(), Reply: rep.GetReply(), Err: rep.GetError(), Code: rep.GetCode(), Outcome: out}, nil
+}
+
+// Result is what a Done record gives a repeat of its key: the reply the
+// handler returned (decoded from its stored form, nil when it returned
+// none), or its error with its code and outcome (executed for a
+// rejection or a panic, may have executed when it said so). For any
+// other state it is an error.
+func (r Record) Result() (proto.Message, error) {
+	if r.State != Done {
+		return nil, fmt.Errorf("idempotency: no result: the key is %v", r.State)
+	}
+	b, err := result(r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeReply(b)
+}
