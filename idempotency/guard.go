@@ -160,7 +160,10 @@ func result(rec Record) ([]byte, error) {
 	if rec.Outcome == actor.MayHaveExecuted {
 		return nil, actor.MayHaveExecutedError(err)
 	}
-	return nil, err // a rejection: executed
+	// A rejection or a panic: executed, as actor.Outcome says of it
+	// (a plain error would read as may have executed there), and a
+	// rejection again when a handler returns it.
+	return nil, &actor.OutcomeError{Outcome: actor.Executed, Err: err}
 }
 
 // recordedError is a recorded error given again: its text and code.

@@ -24,6 +24,7 @@ type served struct {
 
 // install serves g on sys (Serve) with:
 //   - idem.echo (Handler): Echo{Text: "ran "+text, N: runs so far}
+//   - idem.reject (Handler): a rejection with code "nope"
 //   - idem.hang (Handler): writes the file marks/<key>, then waits for
 //     its ctx (a handler killed mid-work)
 //   - the actor "idem.actor" (Middleware): answers Echo{Text: "hold"} from
@@ -36,6 +37,12 @@ func install(sys *actor.System, g *Guard, marks string, release <-chan struct{})
 	}
 	if err := sys.Register("idem.echo", Handler(g, func(_ context.Context, arg proto.Message) (proto.Message, error) {
 		return &testpb.Echo{Text: "ran " + arg.(*testpb.Echo).Text, N: s.runs.Add(1)}, nil
+	})); err != nil {
+		return nil, err
+	}
+	if err := sys.Register("idem.reject", Handler(g, func(context.Context, proto.Message) (proto.Message, error) {
+		s.runs.Add(1)
+		return nil, actor.Reject("nope", "rejected")
 	})); err != nil {
 		return nil, err
 	}

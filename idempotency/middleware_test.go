@@ -40,6 +40,23 @@ func checkOnce(t *testing.T, caller *actor.System, node string, s *served, relea
 	require.NoError(t, err)
 	require.Equal(t, before+2, s.runs.Load(), "calls without a key pass")
 
+	// A rejection is recorded: the repeat gets it again, executed, with
+	// its code, and the handler does not run again.
+	before = s.runs.Load()
+	for range 2 {
+		_, err = caller.Call(WithKey(ctx, "rej-1"), node, "idem.reject", &testpb.Echo{})
+		var re *actor.RemoteError
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, "nope", re.Code)
+		require.Equal(t, actor.Executed, actor.Outcome(err))
+	}
+	require.Equal(t, before+1, s.runs.Load())
+	st, err := Status(ctx, caller, node, "rej-1", s.g.inc)
+	require.NoError(t, err)
+	_, err = st.Result()
+	require.Equal(t, actor.Executed, actor.Outcome(err), "%v", err)
+	require.Equal(t, "nope", actor.ErrorCode(err))
+
 	// An actor: a repeat after done gets the recorded reply.
 	a1, err := caller.RequestNamed(WithKey(ctx, "act-1"), node, "idem.actor", &testpb.Echo{Text: "x"})
 	require.NoError(t, err)
@@ -83,7 +100,7 @@ func checkOnce(t *testing.T, caller *actor.System, node string, s *served, relea
 	require.Equal(t, -1, s.g.waiting("act-2"))
 
 	// A key fenced by never-ran refuses a late copy: not executed.
-	st, err := Status(ctx, caller, node, "late-1", s.g.inc)
+	st, err = Status(ctx, caller, node, "late-1", s.g.inc)
 	require.NoError(t, err)
 	require.Equal(t, NeverRan, st.State)
 	before = s.runs.Load()

@@ -3,8 +3,10 @@ package idempotency
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/idempotencypb"
 	"google.golang.org/protobuf/proto"
 )
@@ -16,12 +18,22 @@ const StatusFunction = "mailroom.idempotency.status"
 // Serve makes g's Status callable from other nodes (and from this one):
 // it registers the function StatusFunction on sys and the types its
 // callers send. One guard per node; call it before the node is reached,
-// as for any function. Status is how a caller asks.
+// as for any function. Status is how a caller asks. Serving the guard
+// sys serves already is nothing; another guard is an error.
 func Serve(sys *actor.System, g *Guard) error {
+	sv := actorhooks.Value(sys, servedKey{}, func() any { return &servedGuard{} }).(*servedGuard)
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	switch {
+	case sv.g == g:
+		return nil
+	case sv.g != nil:
+		return fmt.Errorf("idempotency: serve on %s: it serves another guard already (one guard per node)", sys.Name())
+	}
 	if err := sys.RegisterTypes(&idempotencypb.StatusRequest{}, &idempotencypb.StatusReply{}); err != nil {
 		return err
 	}
-	return sys.Register(StatusFunction, func(_ context.Context, arg proto.Message) (proto.Message, error) {
+	err := sys.Register(StatusFunction, func(_ context.Context, arg proto.Message) (proto.Message, error) {
 		req, ok := arg.(*idempotencypb.StatusRequest)
 		if !ok {
 			return nil, actor.Reject("bad_request", fmt.Sprintf("idempotency: status wants a StatusRequest, got %T", arg))
@@ -35,6 +47,18 @@ func Serve(sys *actor.System, g *Guard) error {
 			Error: rec.Err, Code: rec.Code, Outcome: int32(rec.Outcome),
 		}, nil
 	})
+	if err == nil {
+		sv.g = g
+	}
+	return err
+}
+
+// servedKey keys, on a System, the guard Serve serves there.
+type servedKey struct{}
+
+type servedGuard struct {
+	mu sync.Mutex // protects g
+	g  *Guard
 }
 
 // Status asks the node peer (which runs Serve) what happened to key in
