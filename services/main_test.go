@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/idempotency"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -52,6 +53,7 @@ func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if err != nil {
 		return err
 	}
+	testGuard = idempotency.NewGuard(idempotency.NewMemory(idempotency.MemoryConfig{}), sys.Incarnation())
 	if err := sys.Register("svc_inflight", func(context.Context, proto.Message) (proto.Message, error) {
 		var parts []string
 		for _, f := range svc.InFlight() {
@@ -118,10 +120,17 @@ func testService(spec, node string, extra map[string]string) (Service, error) {
 		if h == nil {
 			return Service{}, fmt.Errorf("no test function %q", f.Name)
 		}
-		s.Functions = append(s.Functions, Function{Name: f.Name, Handler: h, Idempotent: f.Idempotent, Deadline: f.Deadline})
+		fn := Function{Name: f.Name, Handler: h, Idempotent: f.Idempotent, Deadline: f.Deadline}
+		if f.Keyed {
+			fn.Guard = testGuard
+		}
+		s.Functions = append(s.Functions, fn)
 	}
 	return s, nil
 }
+
+// testGuard is the child's guard of its keyed functions (":k").
+var testGuard *idempotency.Guard
 
 // idsMu serialises appends to the id files of one process.
 var idsMu sync.Mutex
@@ -130,6 +139,7 @@ var idsMu sync.Mutex
 //
 //	append  records Echo.Text in <dir>/<node>.ids, works <work>, answers
 //	        Echo{Text, From: node}
+//	slow    works <work> ignoring ctx, then as append
 //	echo    Echo{Text, From: node}
 //	hold    waits (honouring ctx) until <dir>/<Echo.Text> exists
 //	wedge   waits until <dir>/<Echo.Text> exists, ignoring ctx
@@ -163,6 +173,25 @@ func testFunction(name, node string, extra map[string]string) actor.Handler {
 				case <-t.C:
 				case <-ctx.Done():
 				}
+			}
+			return &testpb.Echo{Text: id, From: node}, nil
+		}
+	case "slow":
+		work, _ := time.ParseDuration(extra["work"])
+		return func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			id := arg.(*testpb.Echo).Text
+			t := time.NewTimer(work) // ignoring ctx: it outlives its deadline
+			defer t.Stop()
+			<-t.C
+			idsMu.Lock()
+			defer idsMu.Unlock()
+			f, err := os.OpenFile(filepath.Join(dir, node+".ids"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if _, err := f.WriteString(id + "\n"); err != nil {
+				return nil, err
 			}
 			return &testpb.Echo{Text: id, From: node}, nil
 		}
