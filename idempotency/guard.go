@@ -228,7 +228,7 @@ func (g *Guard) end(key string, reply []byte, err error) error {
 	// Keep at least that it ran, so a repeat does not run it again.
 	lost := fmt.Errorf("idempotency: key %q ran, its result was not kept: %w", key, perr)
 	if g.store.Put(key, Record{State: Done, Inc: g.inc, Err: lost.Error(), Outcome: actor.Executed}) == nil {
-		return lost // executed: it ran, and every repeat is told so
+		return &actor.OutcomeError{Outcome: actor.Executed, Err: lost} // it ran, and every repeat is told so
 	}
 	return actor.MayHaveExecutedError(lost)
 }

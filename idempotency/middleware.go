@@ -26,7 +26,10 @@ import (
 // executed) answer the request the same way.
 //
 // A send (no answer) with a key is handled once: a repeat is dropped
-// (logged at debug level), since the first copy ran or runs.
+// (logged at debug level), since the first copy ran or runs; a send the
+// guard refuses (ErrStoreFull, ErrFenced, ErrBadKey) is a dead letter.
+// A keyed request the actor stashes is handled as the same attempt when
+// it is unstashed.
 //
 // Use it in Props.ReceiveMiddleware of the actors that should be
 // idempotent, or in Config.ReceiveMiddleware for every actor of the
@@ -79,7 +82,12 @@ func Handler(g *Guard, h actor.Handler) actor.Handler {
 // receive handles the keyed message c holds.
 func (g *Guard) receive(c *actor.Context, key string, next actor.ReceiveFunc) {
 	var b begun
+	again := false
 	isRequest := actorhooks.WrapReply(c, func(r actor.Replier) actor.Replier {
+		if rc, ok := r.(*recorder); ok && rc.g == g && rc.key == key {
+			again = true // this attempt itself, unstashed: handle it
+			return r
+		}
 		b = g.begin(key, nil)
 		if b.claimed == nil {
 			return r
@@ -91,7 +99,7 @@ func (g *Guard) receive(c *actor.Context, key string, next actor.ReceiveFunc) {
 		return
 	}
 	switch {
-	case b.claimed != nil:
+	case again, b.claimed != nil:
 		next(c) // its answer goes through the recorder
 	case b.wait != nil:
 		d := c.Defer()
@@ -111,8 +119,13 @@ func (g *Guard) receive(c *actor.Context, key string, next actor.ReceiveFunc) {
 // receiveSend handles a keyed send: once.
 func (g *Guard) receiveSend(c *actor.Context, key string, next actor.ReceiveFunc) {
 	b := g.begin(key, nil)
-	if b.claimed == nil {
-		c.Logger().Debug("idempotency: repeat of a keyed message dropped", "key", key, "message", fmt.Sprintf("%T", c.Message()), "err", b.err)
+	switch {
+	case b.err != nil && actor.Outcome(b.err) == actor.NotExecuted:
+		// Refused (a full store, a fenced or bad key): a dead letter.
+		actorhooks.DeadLetter(c.System(), c.Self(), c.Sender(), c.Message(), b.err)
+		return
+	case b.claimed == nil:
+		c.Logger().Debug("idempotency: repeat of a keyed message dropped: its first copy ran or runs", "key", key, "message", fmt.Sprintf("%T", c.Message()))
 		return
 	}
 	defer func() {

@@ -182,3 +182,81 @@ func TestAPanicIsRecorded(t *testing.T) {
 	require.Equal(t, actor.Executed, rec.Outcome)
 	require.Equal(t, 1, runs)
 }
+
+// TestKeyedSendsAndStash: a keyed send is handled once, a refused one is
+// a dead letter; a keyed request the actor stashes and unstashes is the
+// same attempt (not a repeat waiting for itself).
+func TestKeyedSendsAndStash(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Name: "solo"})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, sys.Stop(context.Background())) })
+	g := NewGuard(NewMemory(MemoryConfig{MaxKeys: 2}), sys.Incarnation())
+	runs := make(chan string, 16)
+	stashed := false
+	pid, err := sys.Spawn(&actor.Props{
+		Producer: func() actor.Actor {
+			return actor.ReceiveFunc(func(c *actor.Context) {
+				e, ok := c.Message().(*testpb.Echo)
+				if !ok {
+					return
+				}
+				switch {
+				case e.Text == "stash" && !stashed:
+					stashed = true
+					require.NoError(t, c.Stash())
+					return
+				case e.Text == "unstash":
+					c.UnstashAll()
+					return
+				}
+				runs <- e.Text
+				c.Respond(&testpb.Echo{Text: "did " + e.Text})
+			})
+		},
+		ReceiveMiddleware: []actor.ReceiveMiddleware{Middleware(g)},
+	})
+	require.NoError(t, err)
+	ctx := ctxT(t)
+	dead := make(chan actor.DeadLetter, 64)
+	cancel := sys.SubscribeDeadLetters(func(d actor.DeadLetter) {
+		if errors.Is(d.Reason, ErrStoreFull) { // not the answers to sends nobody waits for
+			dead <- d
+		}
+	})
+	defer cancel()
+
+	sys.SendContext(WithKey(ctx, "s-1"), pid, &testpb.Echo{Text: "once"})
+	sys.SendContext(WithKey(ctx, "s-1"), pid, &testpb.Echo{Text: "twice"})
+	r, err := sys.Request(ctx, pid, &testpb.Echo{Text: "marker"})
+	require.NoError(t, err)
+	require.Equal(t, "did marker", r.(*testpb.Echo).Text)
+	require.Equal(t, "once", <-runs)
+	require.Equal(t, "marker", <-runs, "the repeat of s-1 was not handled")
+
+	res := make(chan any, 1)
+	go func() {
+		v, err := sys.Request(WithKey(ctx, "st-1"), pid, &testpb.Echo{Text: "stash"})
+		if err != nil {
+			res <- err
+			return
+		}
+		res <- v
+	}()
+	eventually(t, 10*time.Second, "the request stashed", func() bool { return g.waiting("st-1") == 0 })
+	sys.Send(pid, &testpb.Echo{Text: "unstash"})
+	v := <-res
+	require.IsType(t, &testpb.Echo{}, v, "%v", v)
+	require.Equal(t, "did stash", v.(*testpb.Echo).Text)
+	require.Equal(t, "stash", <-runs)
+
+	sys.SendContext(WithKey(ctx, "s-3"), pid, &testpb.Echo{Text: "refused"}) // the store holds 2 keys
+	select {
+	case d := <-dead:
+		require.Equal(t, "refused", d.Message.(*testpb.Echo).Text)
+	case <-ctx.Done():
+		t.Fatal("no dead letter for the refused send")
+	}
+	_, err = sys.Request(ctx, pid, &testpb.Echo{Text: "marker"})
+	require.NoError(t, err)
+	require.Equal(t, "marker", <-runs, "the refused send was not handled")
+}
