@@ -20,7 +20,8 @@
 //
 //	ctx = idempotency.WithKey(ctx, job.Id)
 //	res, err := sys.Call(ctx, "billing-1", "charge", job)
-//	st, serr := idempotency.Status(ctx, sys, "billing-1", job.Id, inc) // Done: st.Result(); NeverRan: call again
+//	st, serr := idempotency.Status(ctx, sys, "billing-1", job.Id, inc) // Done: st.Result()
+//	// NeverRan: call again with ctx = idempotency.WithAttempt(ctx, idempotency.AttemptFrom(ctx)+1)
 //
 // Inside a handler, Guard.Run guards any piece of work under a key taken
 // from the argument; Guard.Status answers locally. services.Function.Guard

@@ -72,7 +72,7 @@ func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
 // runs it again instead).
 func (g *Guard) Run(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	for {
-		b := g.begin(key, nil)
+		b := g.begin(key, AttemptFrom(ctx), nil)
 		switch {
 		case b.claimed != nil:
 			return g.run(ctx, key, b.claimed, fn)
@@ -99,14 +99,19 @@ type begun struct {
 	err     error
 }
 
-// begin claims key, or says why not. onEnd, when not nil, is queued to
+// begin claims key for the attempt numbered attemptNo, or says why not. onEnd, when not nil, is queued to
 // run when the attempt running now ends (b.wait is set then, and nobody
 // needs to wait on it).
-func (g *Guard) begin(key string, onEnd func()) begun {
+func (g *Guard) begin(key string, attemptNo uint64, onEnd func()) begun {
 	g.mu.Lock()
 	rec, claimed, err := g.store.Claim(key, g.inc)
-	if err == nil && !claimed && rec.State == Running && rec.Inc != g.inc && g.rerun {
+	switch {
+	case err != nil || claimed:
+	case rec.State == Running && rec.Inc != g.inc && g.rerun:
 		err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
+		claimed = err == nil
+	case rec.State == Fenced && attemptNo > rec.Attempt:
+		err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // a later attempt than the fence refuses
 		claimed = err == nil
 	}
 	var a *attempt
@@ -239,7 +244,14 @@ func (g *Guard) end(key string, reply []byte, err error) error {
 // about another incarnation than this guard's with an in-memory store
 // (inc 0, not known, included), it is ErrRecordLost: the record went with
 // that incarnation.
-func (g *Guard) Status(key string, inc uint64) (Record, error) {
+//
+// The fence refuses attempt 0 (a call without WithAttempt); a call of a
+// higher attempt runs. The remote Status fences up to the attempt its
+// ctx carries.
+func (g *Guard) Status(key string, inc uint64) (Record, error) { return g.status(key, inc, 0) }
+
+// status is Status fencing up to attemptNo.
+func (g *Guard) status(key string, inc, attemptNo uint64) (Record, error) {
 	if !g.store.Durable() && inc != g.inc {
 		return Record{}, fmt.Errorf("%w: key %q was taken by incarnation %s, this is %s", ErrRecordLost, key, actor.FormatIncarnation(inc), actor.FormatIncarnation(g.inc))
 	}
@@ -252,7 +264,7 @@ func (g *Guard) Status(key string, inc uint64) (Record, error) {
 	}
 	interrupted := !claimed && rec.State == Running && rec.Inc != g.inc
 	if claimed || interrupted && g.rerun {
-		if err := g.store.Put(key, Record{State: Fenced, Inc: g.inc}); err != nil {
+		if err := g.store.Put(key, Record{State: Fenced, Inc: g.inc, Attempt: attemptNo}); err != nil {
 			if claimed {
 				err = errors.Join(err, g.store.Delete(key))
 			}
@@ -264,6 +276,12 @@ func (g *Guard) Status(key string, inc uint64) (Record, error) {
 	case interrupted:
 		rec.State = Interrupted
 	case rec.State == Fenced:
+		if attemptNo > rec.Attempt { // raise the fence to the attempt asked about
+			rec.Attempt = attemptNo
+			if err := g.store.Put(key, rec); err != nil {
+				return Record{}, fmt.Errorf("idempotency: status of %q: fence: %w", key, err)
+			}
+		}
 		rec.State = NeverRan
 	}
 	return rec, nil

@@ -106,6 +106,9 @@ func TestTheCalleeKilledMidHandler(t *testing.T) {
 			r, err := caller.Call(ctx, name, "idem.echo", &testpb.Echo{Text: "count"})
 			require.NoError(t, err)
 			require.Equal(t, int64(1), r.(*testpb.Echo).N, "this incarnation ran only this unkeyed call")
+			r, err = caller.Call(WithAttempt(WithKey(ctx, "job-never"), 1), name, "idem.echo", &testpb.Echo{Text: "retry"})
+			require.NoError(t, err, "the next attempt runs")
+			require.Equal(t, int64(2), r.(*testpb.Echo).N)
 		})
 	}
 }

@@ -88,7 +88,7 @@ func (g *Guard) receive(c *actor.Context, key string, next actor.ReceiveFunc) {
 			again = true // this attempt itself, unstashed: handle it
 			return r
 		}
-		b = g.begin(key, nil)
+		b = g.begin(key, attemptOf(c.Headers()), nil)
 		if b.claimed == nil {
 			return r
 		}
@@ -118,7 +118,7 @@ func (g *Guard) receive(c *actor.Context, key string, next actor.ReceiveFunc) {
 
 // receiveSend handles a keyed send: once.
 func (g *Guard) receiveSend(c *actor.Context, key string, next actor.ReceiveFunc) {
-	b := g.begin(key, nil)
+	b := g.begin(key, attemptOf(c.Headers()), nil)
 	switch {
 	case b.err != nil && actor.Outcome(b.err) == actor.NotExecuted:
 		// Refused (a full store, a fenced or bad key): a dead letter.

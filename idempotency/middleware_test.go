@@ -112,6 +112,33 @@ func checkOnce(t *testing.T, caller *actor.System, node string, s *served, relea
 	require.Equal(t, actor.NotExecuted, actor.Outcome(err), "%v", err)
 	require.Equal(t, before, s.runs.Load(), "the late copies did not run")
 
+	// The call made again with a higher attempt runs, once; a late copy
+	// of the fenced attempt then gets its result, without a run.
+	again := WithAttempt(WithKey(ctx, "late-1"), 1)
+	r, err := caller.Call(again, node, "idem.echo", &testpb.Echo{Text: "retry"})
+	require.NoError(t, err)
+	require.Equal(t, "ran retry", r.(*testpb.Echo).Text)
+	r, err = caller.Call(WithKey(ctx, "late-1"), node, "idem.echo", &testpb.Echo{Text: "late"})
+	require.NoError(t, err)
+	require.Equal(t, "ran retry", r.(*testpb.Echo).Text)
+	require.Equal(t, before+1, s.runs.Load())
+
+	// Status with an attempt fences up to it: attempt 1 is refused, 2 runs.
+	st, err = Status(WithAttempt(ctx, 1), caller, node, "late-2", s.g.inc)
+	require.NoError(t, err)
+	require.Equal(t, NeverRan, st.State)
+	_, err = caller.Call(WithAttempt(WithKey(ctx, "late-2"), 1), node, "idem.echo", &testpb.Echo{Text: "a1"})
+	require.ErrorIs(t, err, ErrFenced)
+	st, err = Status(WithAttempt(ctx, 2), caller, node, "late-2", s.g.inc)
+	require.NoError(t, err)
+	require.Equal(t, NeverRan, st.State, "the fence raised to attempt 2")
+	_, err = caller.Call(WithAttempt(WithKey(ctx, "late-2"), 2), node, "idem.echo", &testpb.Echo{Text: "a2"})
+	require.ErrorIs(t, err, ErrFenced)
+	v, err := caller.RequestNamed(WithAttempt(WithKey(ctx, "late-2"), 3), node, "idem.actor", &testpb.Echo{Text: "a3"})
+	require.NoError(t, err)
+	require.Equal(t, "actor a3", v.(*testpb.Echo).Text)
+	require.Equal(t, before+2, s.runs.Load())
+
 	// Status of a done key: its record, the reply decodable.
 	st, err = Status(ctx, caller, node, "fn-1", s.g.inc)
 	require.NoError(t, err)

@@ -33,12 +33,12 @@ func Serve(sys *actor.System, g *Guard) error {
 	if err := sys.RegisterTypes(&idempotencypb.StatusRequest{}, &idempotencypb.StatusReply{}); err != nil {
 		return err
 	}
-	err := sys.Register(StatusFunction, func(_ context.Context, arg proto.Message) (proto.Message, error) {
+	err := sys.Register(StatusFunction, func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 		req, ok := arg.(*idempotencypb.StatusRequest)
 		if !ok {
 			return nil, actor.Reject("bad_request", fmt.Sprintf("idempotency: status wants a StatusRequest, got %T", arg))
 		}
-		rec, err := g.Status(req.GetKey(), req.GetIncarnation())
+		rec, err := g.status(req.GetKey(), req.GetIncarnation(), AttemptFrom(ctx))
 		if err != nil {
 			return nil, err // a rejection keeping its code: ErrRecordLost, ErrStoreFull, ErrBadKey
 		}
@@ -66,10 +66,11 @@ type servedGuard struct {
 // may-have-executed *actor.Error; 0: not known): Done (with the recorded
 // reply or error), Running, Interrupted (a durable store kept the claim
 // of an attempt whose incarnation ended: it may have done part of its
-// work), or NeverRan, after which the key is fenced on peer: a late
-// copy of the call is refused there with ErrFenced, not executed, and
-// the call may be made again (under the same key, on another node, or
-// under a new key).
+// work), or NeverRan, after which the key is fenced on peer up to the
+// attempt ctx carries (WithAttempt; none: 0): a late copy of the call is
+// refused there with ErrFenced, not executed, and the call may be made
+// again with a higher attempt (on peer or another node). Pass the ctx
+// the call was made with: its attempt is the one asked about.
 //
 // A peer whose store is in memory, asked about another incarnation than
 // its own, answers an error matching ErrRecordLost (errors.Is): the

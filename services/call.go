@@ -128,10 +128,12 @@ func (c *callState) run(ctx context.Context) (proto.Message, error) {
 			case st == idempotency.Done:
 				return nil, c.fail(ReasonUnsettled, serr, nil)
 			case st == idempotency.NeverRan:
-				// Fenced there: that attempt never runs. Every earlier
-				// one was settled the same way, or the call had ended.
+				// Fenced there up to this attempt: it never runs. Every
+				// earlier one was settled the same way. The next attempt
+				// carries a higher number, which the fence lets run.
 				c.mayHave = false
 				outcome = actor.NotExecuted
+				ctx = idempotency.WithAttempt(ctx, idempotency.AttemptFrom(ctx)+1)
 			default:
 				return nil, c.fail(ReasonUnsettled, fmt.Errorf("%w (status of key %q: %v)", err, key, serr), nil)
 			}

@@ -86,6 +86,7 @@
 //	                                                  (idempotency.WithKey), settled
 //	                                                  by the provider's Status: its
 //	                                                  recorded result, or a retry
+//	                                                  with the next attempt number
 //	                                                  once never ran fenced the key
 //	executed (a rejection, a panic)                 never
 //	the caller's ctx ended                          never
