@@ -1,6 +1,7 @@
 package services
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/idempotency"
+	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/stretchr/testify/require"
 )
@@ -90,4 +92,60 @@ func TestKeyedFlagIsAnnounced(t *testing.T) {
 	require.True(t, r.Fns[0].Keyed)
 	require.False(t, r.Fns[1].Keyed)
 	require.Equal(t, "jobs@1.2.0;;slow:k:d100ms,plain:i", r.encode())
+}
+
+// TestKeyedCallRerunAfterTheProviderRestarts: the provider (a durable
+// guard whose handlers may run again, RerunInterrupted) is SIGKILLed in
+// the middle of a keyed call and restarted on its address. The caller
+// asks Status until the new incarnation answers: never ran (the
+// interrupted claim is fenced), so the call is made again with the next
+// attempt number, which the fence lets run: the call succeeds and the
+// work is recorded once.
+func TestKeyedCallRerunAfterTheProviderRestarts(t *testing.T) {
+	dir := t.TempDir()
+	c := newClient(t, "client", Config{})
+	const spec = "jobs@1.0.0;b20s,p20ms,x200ms;slow:k"
+	ln := freeLoopback(t)
+	o := testnode.Options{Name: "jobs-r", Listen: ln, Extra: map[string]string{
+		"provide": spec, "dir": dir, "work": "300ms", "guarddir": filepath.Join(dir, "guard"),
+	}}
+	p := testnode.Start(t, o)
+	require.NoError(t, c.node.Connect(ctxT(t, 10*time.Second), o.Name, ln))
+	c.waitProvider(t, "jobs", o.Name, p.Incarnation)
+
+	ctx := idempotency.WithKey(ctxT(t, 30*time.Second), "job-r")
+	type result struct {
+		res *testpb.Echo
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.svc.Call(ctx, "jobs", Major(1), "slow", &testpb.Echo{Text: "job-r"})
+		r := result{err: err}
+		if err == nil {
+			r.res = res.(*testpb.Echo)
+		}
+		done <- r
+	}()
+	eventually(t, "job-r running", func() bool {
+		pd := c.svc.Pending()
+		return len(pd) == 1 && pd[0].Count == 1
+	})
+	p.Kill()
+	p = testnode.Start(t, o)
+	r := <-done
+	require.NoError(t, r.err)
+	require.Equal(t, "job-r", r.res.Text)
+	require.Equal(t, []string{"job-r"}, ids(t, dir, o.Name), "the killed attempt did no work; the rerun did it once")
+	st, err := idempotency.Status(ctxT(t, 10*time.Second), c.sys, o.Name, "job-r", p.Incarnation)
+	require.NoError(t, err)
+	require.Equal(t, idempotency.Done, st.State)
+}
+
+// freeLoopback is a loopback address nobody listens on now.
+func freeLoopback(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 //	            not registered, so calls fail with ErrNoFunction
 //	ackwait     Config.DrainAckWait
 //	pools       non-empty: start a proxy pool (the pooled path)
+//	guarddir    the keyed functions' guard keeps its records there (a
+//	            Dir store, RerunInterrupted); else in memory
 func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if o.Extra["pools"] != "" {
 		if _, err := proxypool.Start(n, proxypool.Config{}); err != nil {
@@ -53,7 +55,15 @@ func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if err != nil {
 		return err
 	}
-	testGuard = idempotency.NewGuard(idempotency.NewMemory(idempotency.MemoryConfig{}), sys.Incarnation())
+	var store idempotency.Store = idempotency.NewMemory(idempotency.MemoryConfig{})
+	var gopts []idempotency.Option
+	if d := o.Extra["guarddir"]; d != "" {
+		if store, err = idempotency.OpenDir(d, idempotency.DirConfig{}); err != nil {
+			return err
+		}
+		gopts = append(gopts, idempotency.RerunInterrupted())
+	}
+	testGuard = idempotency.NewGuard(store, sys.Incarnation(), gopts...)
 	if err := sys.Register("svc_inflight", func(context.Context, proto.Message) (proto.Message, error) {
 		var parts []string
 		for _, f := range svc.InFlight() {
