@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -192,7 +193,8 @@ func (c *callState) settle(ctx context.Context, cand candidate, key string) (pro
 		}
 		pause := c.pol.pause(i)
 		if !c.s.clock.Now().Add(pause).Before(c.deadline) {
-			return nil, idempotency.Interrupted, fmt.Errorf("not settled within the budget: %w", err)
+			// The status call's own advice is not the call's: cut it.
+			return nil, idempotency.Interrupted, fmt.Errorf("not settled within the budget, the last status call failed: %s", strings.TrimSuffix(err.Error(), ": not executed; safe to retry"))
 		}
 		if serr := c.sleep(ctx, pause); serr != nil {
 			return nil, idempotency.Interrupted, fmt.Errorf("not settled: %w", serr)
