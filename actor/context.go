@@ -67,6 +67,16 @@ func (c *Context) Respond(msg any) { c.proc.sys.respond(c.proc.pid, c.env, msg, 
 // see Handler).
 func (c *Context) RespondError(err error) { c.proc.sys.respond(c.proc.pid, c.env, nil, err) }
 
+// wrapReply replaces the Replier of the request being handled with
+// wrap(it) (actorhooks.WrapReply); false when it is not a request.
+func (c *Context) wrapReply(wrap func(Replier) Replier) bool {
+	if c.env == nil || c.env.reply == nil {
+		return false
+	}
+	c.env.reply = wrap(c.env.reply)
+	return true
+}
+
 // Defer detaches the request being handled so it can be answered later,
 // from any goroutine, with the returned Replier: its Reply(msg, nil) is
 // Respond(msg), its Reply(nil, err) is RespondError(err). Nil when the

@@ -25,4 +25,5 @@ func init() {
 	hooks.Value = (*System).value
 	hooks.FailedOutcomes = (*System).failedOutcomes
 	hooks.Counters = (*System).lifetimeCounters
+	hooks.WrapReply = (*Context).wrapReply
 }

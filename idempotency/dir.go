@@ -73,6 +73,7 @@ type dirRecord struct {
 	Err     string          `json:"err,omitempty"`
 	Code    string          `json:"code,omitempty"`
 	Outcome actor.Execution `json:"outcome,omitempty"`
+	Attempt uint64          `json:"attempt,omitempty"`
 }
 
 func (d *Dir) path(key string) string {
@@ -93,13 +94,13 @@ func (d *Dir) readLocked(key string) (Record, int64, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Record{}, 0, fmt.Errorf("idempotency: record of %q is corrupt: %w", key, err)
 	}
-	return Record{State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome}, max(int64(len(b)), 1), nil
+	return Record{State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome, Attempt: r.Attempt}, max(int64(len(b)), 1), nil
 }
 
 // writeLocked replaces key's record, whose file had old bytes (0: none),
 // within the bounds.
 func (d *Dir) writeLocked(key string, r Record, old int64) error {
-	b, err := json.Marshal(dirRecord{Key: key, State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome})
+	b, err := json.Marshal(dirRecord{Key: key, State: r.State, Inc: r.Inc, Reply: r.Reply, Err: r.Err, Code: r.Code, Outcome: r.Outcome, Attempt: r.Attempt})
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,26 @@
 //
 // # Usage
 //
+// The callee, one guard per node:
+//
 //	g := idempotency.NewGuard(idempotency.NewMemory(idempotency.MemoryConfig{}), sys.Incarnation())
-//	reply, err := g.Run(ctx, key, func(ctx context.Context) ([]byte, error) { return charge(ctx, job) })
-//	// on the caller's side, after a may-have-executed failure:
-//	st, err := g.Status(key, inc) // inc: the incarnation that took the call
+//	err := idempotency.Serve(sys, g)                     // Status, callable from any node
+//	err = sys.Register("charge", idempotency.Handler(g, charge)) // keyed calls run once per key
+//	props.ReceiveMiddleware = []actor.ReceiveMiddleware{idempotency.Middleware(g)} // keyed requests to an actor
+//
+// The caller carries the key (the header HeaderKey) and, after a
+// may-have-executed failure, asks the node whose incarnation took the call:
+//
+//	ctx = idempotency.WithKey(ctx, job.Id)
+//	res, err := sys.Call(ctx, "billing-1", "charge", job)
+//	st, serr := idempotency.Status(ctx, sys, "billing-1", job.Id, inc) // Done: st.Result()
+//	// NeverRan: call again with ctx = idempotency.WithAttempt(ctx, idempotency.AttemptFrom(ctx)+1)
+//
+// Inside a handler, Guard.Run guards any piece of work under a key taken
+// from the argument; Guard.Status answers locally. services.Function.Guard
+// wires a guard into a service's function, and services.Call then settles
+// may-have-executed attempts of keyed calls by itself. docs/FAILURES.md
+// shows the whole loop.
 //
 // # Stores and their guarantees
 //
@@ -27,7 +43,6 @@
 // hostile caller: a full store refuses new keys with ErrStoreFull, not
 // executed.
 //
-// Carrying the key on a remote call (a per-call header) comes with the
-// headers of the wire; until then the guard is used inside handlers with
-// a key taken from the argument.
+// Status is a function (StatusFunction) whose messages are part of the
+// wire protocol (internal/wire/SPEC.md, "Idempotency status").
 package idempotency

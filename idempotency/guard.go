@@ -17,9 +17,20 @@ type Guard struct {
 	inc   uint64
 	rerun bool // RerunInterrupted
 
-	mu      sync.Mutex               // protects following, and orders claims, takeovers and fences
-	running map[string]chan struct{} // of this incarnation's attempts; closed when one ends
+	mu      sync.Mutex          // protects following, and orders claims, takeovers and fences
+	running map[string]*attempt // this incarnation's attempts running now
 }
+
+// attempt is one running attempt of a key.
+type attempt struct {
+	done    chan struct{} // closed when it ends
+	waiters []func()      // called when it ends (repeats answered later)
+}
+
+// maxWaiters bounds the repeats of one running key that wait for it
+// without a goroutine of their own (Middleware): past it a repeat is
+// refused, not executed.
+const maxWaiters = 1024
 
 // Option configures a Guard.
 type Option func(*Guard)
@@ -38,7 +49,7 @@ func RerunInterrupted() Option { return func(g *Guard) { g.rerun = true } }
 // NewGuard returns a guard over store for the incarnation inc (the
 // node's, actor.System.Incarnation).
 func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
-	g := &Guard{store: store, inc: inc, running: map[string]chan struct{}{}}
+	g := &Guard{store: store, inc: inc, running: map[string]*attempt{}}
 	for _, o := range opts {
 		o(g)
 	}
@@ -61,50 +72,88 @@ func NewGuard(store Store, inc uint64, opts ...Option) *Guard {
 // runs it again instead).
 func (g *Guard) Run(ctx context.Context, key string, fn func(context.Context) ([]byte, error)) ([]byte, error) {
 	for {
-		g.mu.Lock()
-		rec, claimed, err := g.store.Claim(key, g.inc)
-		if err == nil && !claimed && rec.State == Running && rec.Inc != g.inc && g.rerun {
-			err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
-			claimed = err == nil
-		}
-		var done chan struct{}
+		b := g.begin(key, AttemptFrom(ctx), nil)
 		switch {
-		case claimed:
-			done = make(chan struct{})
-			g.running[key] = done
-		case err == nil && rec.State == Running && rec.Inc == g.inc:
-			done = g.running[key]
-		}
-		g.mu.Unlock()
-		if err != nil {
-			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, err))
-		}
-		if claimed {
-			return g.run(ctx, key, done, fn)
-		}
-		switch rec.State {
-		case Done:
-			return result(rec)
-		case Fenced:
-			return nil, actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, ErrFenced))
-		case Running:
-			if rec.Inc != g.inc {
-				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: %w (incarnation %s)", key, ErrInterrupted, actor.FormatIncarnation(rec.Inc)))
-			}
-			if done == nil {
-				// The attempt ended and its record could not be written
-				// (the store failed twice): what it did is not known.
-				return nil, actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: its attempt ended and its record was not kept", key))
-			}
+		case b.claimed != nil:
+			return g.run(ctx, key, b.claimed, fn)
+		case b.wait != nil:
 			select {
-			case <-done:
+			case <-b.wait:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		default:
-			return nil, fmt.Errorf("idempotency: key %q: unexpected record %v", key, rec.State)
+			return b.reply, b.err
 		}
 	}
+}
+
+// begun is what begin found for a key: claimed (this attempt runs; end
+// it with finish), wait (another attempt of this incarnation runs: wait
+// for it, or, with an onEnd given, onEnd is called when it ends), or the
+// answer a repeat gets (reply, err).
+type begun struct {
+	claimed *attempt
+	wait    chan struct{}
+	reply   []byte
+	err     error
+}
+
+// begin claims key for the attempt numbered attemptNo, or says why not. onEnd, when not nil, is queued to
+// run when the attempt running now ends (b.wait is set then, and nobody
+// needs to wait on it).
+func (g *Guard) begin(key string, attemptNo uint64, onEnd func()) begun {
+	g.mu.Lock()
+	rec, claimed, err := g.store.Claim(key, g.inc)
+	switch {
+	case err != nil || claimed:
+	case rec.State == Running && rec.Inc != g.inc && g.rerun:
+		err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // take the interrupted attempt over
+		claimed = err == nil
+	case rec.State == Fenced && attemptNo > rec.Attempt:
+		err = g.store.Put(key, Record{State: Running, Inc: g.inc}) // a later attempt than the fence refuses
+		claimed = err == nil
+	}
+	var a *attempt
+	switch {
+	case claimed:
+		a = &attempt{done: make(chan struct{})}
+		g.running[key] = a
+	case err == nil && rec.State == Running && rec.Inc == g.inc:
+		a = g.running[key]
+		if a != nil && onEnd != nil {
+			if len(a.waiters) >= maxWaiters {
+				g.mu.Unlock()
+				return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %d repeats already wait for its running attempt", key, maxWaiters))}
+			}
+			a.waiters = append(a.waiters, onEnd)
+		}
+	}
+	g.mu.Unlock()
+	switch {
+	case err != nil:
+		return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, err))}
+	case claimed:
+		return begun{claimed: a}
+	}
+	switch rec.State {
+	case Done:
+		r, err := result(rec)
+		return begun{reply: r, err: err}
+	case Fenced:
+		return begun{err: actor.NotExecutedError(fmt.Errorf("idempotency: key %q: %w", key, ErrFenced))}
+	case Running:
+		if rec.Inc != g.inc {
+			return begun{err: actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: %w (incarnation %s)", key, ErrInterrupted, actor.FormatIncarnation(rec.Inc)))}
+		}
+		if a == nil {
+			// The attempt ended and its record could not be written
+			// (the store failed twice): what it did is not known.
+			return begun{err: actor.MayHaveExecutedError(fmt.Errorf("idempotency: key %q: its attempt ended and its record was not kept", key))}
+		}
+		return begun{wait: a.done}
+	}
+	return begun{err: fmt.Errorf("idempotency: key %q: unexpected record %v", key, rec.State)}
 }
 
 // result is what a repeat of a Done key gets.
@@ -116,7 +165,10 @@ func result(rec Record) ([]byte, error) {
 	if rec.Outcome == actor.MayHaveExecuted {
 		return nil, actor.MayHaveExecutedError(err)
 	}
-	return nil, err // a rejection: executed
+	// A rejection or a panic: executed, as actor.Outcome says of it
+	// (a plain error would read as may have executed there), and a
+	// rejection again when a handler returns it.
+	return nil, &actor.OutcomeError{Outcome: actor.Executed, Err: err}
 }
 
 // recordedError is a recorded error given again: its text and code.
@@ -129,25 +181,37 @@ func (e *recordedError) Is(target error) bool {
 	return ok && e.code != "" && c.ErrorCode() == e.code
 }
 
-// run runs the attempt that claimed key and records how it ended.
-func (g *Guard) run(ctx context.Context, key string, done chan struct{}, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
+// run runs the attempt a that claimed key and records how it ended.
+func (g *Guard) run(ctx context.Context, key string, a *attempt, fn func(context.Context) ([]byte, error)) (reply []byte, err error) {
 	defer func() {
 		v := recover()
 		if v != nil {
 			err = fmt.Errorf("panicked: %v", v) // recorded; the panic goes on
 		}
-		err = g.end(key, reply, err)
-		g.mu.Lock()
-		if g.running[key] == done {
-			delete(g.running, key)
-		}
-		g.mu.Unlock()
-		close(done)
+		err = g.finish(key, a, reply, err)
 		if v != nil {
 			panic(v)
 		}
 	}()
 	return fn(ctx)
+}
+
+// finish records the end of key's attempt a, wakes what waits for it,
+// and returns what its caller gets.
+func (g *Guard) finish(key string, a *attempt, reply []byte, err error) error {
+	err = g.end(key, reply, err)
+	g.mu.Lock()
+	if g.running[key] == a {
+		delete(g.running, key)
+	}
+	waiters := a.waiters
+	a.waiters = nil
+	g.mu.Unlock()
+	close(a.done)
+	for _, f := range waiters {
+		f()
+	}
+	return err
 }
 
 // end records the end of key's attempt and returns what its caller gets.
@@ -169,7 +233,7 @@ func (g *Guard) end(key string, reply []byte, err error) error {
 	// Keep at least that it ran, so a repeat does not run it again.
 	lost := fmt.Errorf("idempotency: key %q ran, its result was not kept: %w", key, perr)
 	if g.store.Put(key, Record{State: Done, Inc: g.inc, Err: lost.Error(), Outcome: actor.Executed}) == nil {
-		return lost // executed: it ran, and every repeat is told so
+		return &actor.OutcomeError{Outcome: actor.Executed, Err: lost} // it ran, and every repeat is told so
 	}
 	return actor.MayHaveExecutedError(lost)
 }
@@ -180,7 +244,14 @@ func (g *Guard) end(key string, reply []byte, err error) error {
 // about another incarnation than this guard's with an in-memory store
 // (inc 0, not known, included), it is ErrRecordLost: the record went with
 // that incarnation.
-func (g *Guard) Status(key string, inc uint64) (Record, error) {
+//
+// The fence refuses attempt 0 (a call without WithAttempt); a call of a
+// higher attempt runs. The remote Status fences up to the attempt its
+// ctx carries.
+func (g *Guard) Status(key string, inc uint64) (Record, error) { return g.status(key, inc, 0) }
+
+// status is Status fencing up to attemptNo.
+func (g *Guard) status(key string, inc, attemptNo uint64) (Record, error) {
 	if !g.store.Durable() && inc != g.inc {
 		return Record{}, fmt.Errorf("%w: key %q was taken by incarnation %s, this is %s", ErrRecordLost, key, actor.FormatIncarnation(inc), actor.FormatIncarnation(g.inc))
 	}
@@ -193,7 +264,7 @@ func (g *Guard) Status(key string, inc uint64) (Record, error) {
 	}
 	interrupted := !claimed && rec.State == Running && rec.Inc != g.inc
 	if claimed || interrupted && g.rerun {
-		if err := g.store.Put(key, Record{State: Fenced, Inc: g.inc}); err != nil {
+		if err := g.store.Put(key, Record{State: Fenced, Inc: g.inc, Attempt: attemptNo}); err != nil {
 			if claimed {
 				err = errors.Join(err, g.store.Delete(key))
 			}
@@ -205,6 +276,12 @@ func (g *Guard) Status(key string, inc uint64) (Record, error) {
 	case interrupted:
 		rec.State = Interrupted
 	case rec.State == Fenced:
+		if attemptNo > rec.Attempt { // raise the fence to the attempt asked about
+			rec.Attempt = attemptNo
+			if err := g.store.Put(key, rec); err != nil {
+				return Record{}, fmt.Errorf("idempotency: status of %q: fence: %w", key, err)
+			}
+		}
 		rec.State = NeverRan
 	}
 	return rec, nil

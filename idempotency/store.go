@@ -44,6 +44,9 @@ type Record struct {
 	// ctx ended mid-work). A repeat of the key gets the same.
 	Code    string
 	Outcome actor.Execution
+	// Attempt (Fenced) is the highest attempt number the fence refuses
+	// (WithAttempt): a call of a higher attempt of the key runs.
+	Attempt uint64
 }
 
 // Store keeps records. Implementations are safe for concurrent use.

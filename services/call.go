@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/idempotency"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -116,6 +118,27 @@ func (c *callState) run(ctx context.Context) (proto.Message, error) {
 		if outcome == actor.MayHaveExecuted {
 			c.mayHave = true
 		}
+		if key, ok := idempotency.KeyFrom(ctx); ok && outcome == actor.MayHaveExecuted && found != nil && cand.fn.Keyed && !cand.fn.Idempotent && ctx.Err() == nil {
+			res, st, serr := c.settle(ctx, cand, key)
+			switch {
+			case st == idempotency.Done && serr == nil:
+				s.stats.call(c.service, c.fn, "ok")
+				return res, nil
+			case st == idempotency.Done && actor.Outcome(serr) == actor.Executed:
+				return nil, c.fail(ReasonExecuted, serr, nil)
+			case st == idempotency.Done:
+				return nil, c.fail(ReasonUnsettled, serr, nil)
+			case st == idempotency.NeverRan:
+				// Fenced there up to this attempt: it never runs. Every
+				// earlier one was settled the same way. The next attempt
+				// carries a higher number, which the fence lets run.
+				c.mayHave = false
+				outcome = actor.NotExecuted
+				ctx = idempotency.WithAttempt(ctx, idempotency.AttemptFrom(ctx)+1)
+			default:
+				return nil, c.fail(ReasonUnsettled, fmt.Errorf("%w (status of key %q: %v)", err, key, serr), nil)
+			}
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, c.fail(ReasonContext, err, ctx.Err())
@@ -141,6 +164,40 @@ func (c *callState) run(ctx context.Context) (proto.Message, error) {
 		}
 		if found != nil {
 			avoid = cand.e.node
+		}
+	}
+}
+
+// settle asks the provider of cand, whose attempt of the call keyed key
+// may have executed, what became of it (idempotency.Status): Done with
+// the recorded result (the reply, or the recorded error), NeverRan (the
+// key is fenced there: retry), or another state with the reason it is
+// not settled. While the attempt runs, or the provider does not answer,
+// it asks again after the policy's pauses, within the budget.
+func (c *callState) settle(ctx context.Context, cand candidate, key string) (proto.Message, idempotency.State, error) {
+	for i := 1; ; i++ {
+		rec, err := idempotency.Status(ctx, c.s.sys, cand.e.node, key, cand.e.inc)
+		switch {
+		case err == nil && rec.State == idempotency.Done:
+			m, rerr := rec.Result()
+			return m, idempotency.Done, rerr
+		case err == nil && rec.State == idempotency.NeverRan:
+			return nil, idempotency.NeverRan, nil
+		case err == nil && rec.State == idempotency.Interrupted:
+			return nil, idempotency.Interrupted, fmt.Errorf("interrupted: it was running when incarnation %s ended", actor.FormatIncarnation(rec.Inc))
+		case err != nil && actor.Outcome(err) != actor.NotExecuted:
+			return nil, idempotency.Interrupted, err // lost with the incarnation, or a refusal
+		}
+		if err == nil {
+			err = fmt.Errorf("still running")
+		}
+		pause := c.pol.pause(i)
+		if !c.s.clock.Now().Add(pause).Before(c.deadline) {
+			// The status call's own advice is not the call's: cut it.
+			return nil, idempotency.Interrupted, fmt.Errorf("not settled within the budget, the last status call failed: %s", strings.TrimSuffix(err.Error(), ": not executed; safe to retry"))
+		}
+		if serr := c.sleep(ctx, pause); serr != nil {
+			return nil, idempotency.Interrupted, fmt.Errorf("not settled: %w", serr)
 		}
 	}
 }

@@ -41,7 +41,8 @@
 // over 512 bytes continues in "s0_1", ...), each
 // "<name>@<version>;<defaults>;<functions>", for example
 // "search@2.3.1;b10s,p50ms,d2s;query:i,suggest:i:d200ms,reindex" (i marks
-// an idempotent function, d a deadline; b, p, x, a are the retry
+// an idempotent function, k one run under an idempotency guard
+// (Function.Guard), d a deadline; b, p, x, a are the retry
 // defaults), plus "sv" marking a node that runs the layer. A node's
 // services take at most 59 entries; Provide refuses more, naming the
 // service. Every node learns what the
@@ -79,7 +80,14 @@
 //	  not-executed error of a call it made,
 //	  returned as-is)
 //	may have executed (ErrNodeDown, the             only if the provider declared
-//	  provider's Deadline passed mid-call)            the function Idempotent
+//	  provider's Deadline passed mid-call)            the function Idempotent; for
+//	                                                  a keyed function (Guard) and
+//	                                                  a call carrying a key
+//	                                                  (idempotency.WithKey), settled
+//	                                                  by the provider's Status: its
+//	                                                  recorded result, or a retry
+//	                                                  with the next attempt number
+//	                                                  once never ran fenced the key
 //	executed (a rejection, a panic)                 never
 //	the caller's ctx ended                          never
 //
@@ -146,7 +154,7 @@
 //
 // The bracket at the end says how many attempts were made, how long after
 // the first the last one started, and why it stopped (executed, not
-// idempotent, budget used up, max attempts, ctx ended, stopped).
+// idempotent, budget used up, max attempts, ctx ended, stopped, unsettled).
 //
 // # The caller's duties
 //
@@ -154,7 +162,14 @@
 //     System. Provide after Start; Withdraw before removing a handler's
 //     dependencies.
 //   - Declare Idempotent only for functions that are: it allows a second
-//     run after a failure that may have executed.
+//     run after a failure that may have executed. Otherwise give the
+//     function a Guard (idempotency.NewGuard over a store; one per node)
+//     and the calls a key (idempotency.WithKey(ctx, job.Id)): a call whose
+//     attempt may have executed then asks the provider what became of it
+//     (idempotency.Status) instead of failing, and ends with
+//     ReasonUnsettled only when that cannot be known (the provider's
+//     in-memory record went with its incarnation, or the attempt was
+//     interrupted). docs/FAILURES.md.
 //   - Bound calls with ctx where waiting forever is wrong; declare a
 //     Deadline on functions that can wedge.
 //   - Arguments and results are proto.Message values whose types every

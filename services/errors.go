@@ -74,6 +74,13 @@ const (
 	// ReasonPermanent: the failure cannot go away by retrying (the
 	// argument cannot be encoded or decoded).
 	ReasonPermanent
+	// ReasonUnsettled: the attempt may have executed, the function runs
+	// keyed calls under a guard and the call carried a key, but the
+	// provider's Status of the key did not settle it: the record was lost
+	// with the incarnation (in-memory store), the attempt was
+	// interrupted by the provider's death (durable store), or the
+	// provider did not answer within the budget. Check before retrying.
+	ReasonUnsettled
 )
 
 func (r Reason) String() string {
@@ -92,6 +99,8 @@ func (r Reason) String() string {
 		return "stopped: this node's services stopped"
 	case ReasonPermanent:
 		return "not retried: the argument cannot travel"
+	case ReasonUnsettled:
+		return "not retried: the idempotency key's status did not settle it"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/idempotency"
 	"github.com/mailroom-go/mailroom/internal/testnode"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -38,6 +39,8 @@ func TestMain(m *testing.M) {
 //	            not registered, so calls fail with ErrNoFunction
 //	ackwait     Config.DrainAckWait
 //	pools       non-empty: start a proxy pool (the pooled path)
+//	guarddir    the keyed functions' guard keeps its records there (a
+//	            Dir store, RerunInterrupted); else in memory
 func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if o.Extra["pools"] != "" {
 		if _, err := proxypool.Start(n, proxypool.Config{}); err != nil {
@@ -52,6 +55,15 @@ func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if err != nil {
 		return err
 	}
+	var store idempotency.Store = idempotency.NewMemory(idempotency.MemoryConfig{})
+	var gopts []idempotency.Option
+	if d := o.Extra["guarddir"]; d != "" {
+		if store, err = idempotency.OpenDir(d, idempotency.DirConfig{}); err != nil {
+			return err
+		}
+		gopts = append(gopts, idempotency.RerunInterrupted())
+	}
+	testGuard = idempotency.NewGuard(store, sys.Incarnation(), gopts...)
 	if err := sys.Register("svc_inflight", func(context.Context, proto.Message) (proto.Message, error) {
 		var parts []string
 		for _, f := range svc.InFlight() {
@@ -118,10 +130,17 @@ func testService(spec, node string, extra map[string]string) (Service, error) {
 		if h == nil {
 			return Service{}, fmt.Errorf("no test function %q", f.Name)
 		}
-		s.Functions = append(s.Functions, Function{Name: f.Name, Handler: h, Idempotent: f.Idempotent, Deadline: f.Deadline})
+		fn := Function{Name: f.Name, Handler: h, Idempotent: f.Idempotent, Deadline: f.Deadline}
+		if f.Keyed {
+			fn.Guard = testGuard
+		}
+		s.Functions = append(s.Functions, fn)
 	}
 	return s, nil
 }
+
+// testGuard is the child's guard of its keyed functions (":k").
+var testGuard *idempotency.Guard
 
 // idsMu serialises appends to the id files of one process.
 var idsMu sync.Mutex
@@ -130,6 +149,7 @@ var idsMu sync.Mutex
 //
 //	append  records Echo.Text in <dir>/<node>.ids, works <work>, answers
 //	        Echo{Text, From: node}
+//	slow    works <work> ignoring ctx, then as append
 //	echo    Echo{Text, From: node}
 //	hold    waits (honouring ctx) until <dir>/<Echo.Text> exists
 //	wedge   waits until <dir>/<Echo.Text> exists, ignoring ctx
@@ -163,6 +183,25 @@ func testFunction(name, node string, extra map[string]string) actor.Handler {
 				case <-t.C:
 				case <-ctx.Done():
 				}
+			}
+			return &testpb.Echo{Text: id, From: node}, nil
+		}
+	case "slow":
+		work, _ := time.ParseDuration(extra["work"])
+		return func(_ context.Context, arg proto.Message) (proto.Message, error) {
+			id := arg.(*testpb.Echo).Text
+			t := time.NewTimer(work) // ignoring ctx: it outlives its deadline
+			defer t.Stop()
+			<-t.C
+			idsMu.Lock()
+			defer idsMu.Unlock()
+			f, err := os.OpenFile(filepath.Join(dir, node+".ids"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			if _, err := f.WriteString(id + "\n"); err != nil {
+				return nil, err
 			}
 			return &testpb.Echo{Text: id, From: node}, nil
 		}

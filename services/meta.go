@@ -66,6 +66,7 @@ type record struct {
 type fnRecord struct {
 	Name       string
 	Idempotent bool
+	Keyed      bool // runs keyed calls under an idempotency guard ("k")
 	Deadline   time.Duration
 }
 
@@ -111,6 +112,9 @@ func (r *record) encode() string {
 		b.WriteString(f.Name)
 		if f.Idempotent {
 			b.WriteString(":i")
+		}
+		if f.Keyed {
+			b.WriteString(":k")
 		}
 		if f.Deadline != 0 {
 			b.WriteString(":d" + fmtDur(f.Deadline))
@@ -166,6 +170,8 @@ func decodeRecord(s string) (*record, error) {
 			switch {
 			case flag == "i":
 				f.Idempotent = true
+			case flag == "k":
+				f.Keyed = true
 			case strings.HasPrefix(flag, "d"):
 				if f.Deadline, err = parseDur(flag[1:]); err != nil {
 					return nil, fmt.Errorf("record %q: function %s: %w", s, f.Name, err)

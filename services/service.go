@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/idempotency"
 )
 
 // Service is what a node provides: a name, a version, functions, and the
@@ -50,6 +51,15 @@ type Function struct {
 	// executed (the provider died or the deadline passed mid-call)
 	// retried.
 	Idempotent bool
+	// Guard, when set, runs every call of the function that carries an
+	// idempotency key (idempotency.WithKey on the caller's ctx) under it,
+	// once per key (idempotency.Handler), and serves its Status on this
+	// node (idempotency.Serve; one guard per node). The function is
+	// announced keyed: a caller whose call carries a key and may have
+	// executed asks the provider's Status instead of giving up, and
+	// gets the recorded result, or retries once the key is fenced as
+	// never ran (see Call). Calls without a key run as they are.
+	Guard *idempotency.Guard
 	// Deadline overrides Defaults.Deadline for this function (0: use it).
 	Deadline time.Duration
 }
@@ -94,7 +104,7 @@ func (s *Service) validate() error {
 func (s *Service) record() *record {
 	r := &record{Name: s.Name, Version: s.Version, Defaults: s.Defaults}
 	for _, f := range s.Functions {
-		r.Fns = append(r.Fns, fnRecord{Name: f.Name, Idempotent: f.Idempotent, Deadline: f.Deadline})
+		r.Fns = append(r.Fns, fnRecord{Name: f.Name, Idempotent: f.Idempotent, Keyed: f.Guard != nil, Deadline: f.Deadline})
 	}
 	return r
 }

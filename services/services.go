@@ -12,6 +12,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/idempotency"
 	"github.com/mailroom-go/mailroom/remote"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -196,6 +197,16 @@ func (s *Services) Provide(ctx context.Context, svc Service) error {
 	}
 	var done []string
 	for _, f := range svc.Functions {
+		if f.Guard != nil {
+			if err := idempotency.Serve(s.sys, f.Guard); err != nil {
+				for _, n := range done {
+					s.sys.Unregister(n)
+				}
+				s.mu.Unlock()
+				return fmt.Errorf("services: provide %s@%v: function %s: %w", svc.Name, svc.Version, f.Name, err)
+			}
+			f.Handler = idempotency.Handler(f.Guard, f.Handler)
+		}
 		name := regName(svc.Name, svc.Version.Major, f.Name)
 		if err := s.sys.Register(name, s.wrap(&svc, f)); err != nil {
 			for _, n := range done {

@@ -147,4 +147,10 @@ var (
 	// actorstats.Dead* constants). Each is an atomic bumped where the
 	// event happens; nothing per message delivered.
 	Counters = hooks.Counters.(func(sys *actor.System) actorstats.Counters)
+
+	// WrapReply replaces the Replier of the request c is handling with
+	// wrap(it), so that receive middleware sees the answer however the
+	// actor gives it (Respond, RespondError, Defer, its death); false,
+	// and wrap is not called, when the message is not a request.
+	WrapReply = hooks.WrapReply.(func(c *actor.Context, wrap func(actor.Replier) actor.Replier) bool)
 )

@@ -63,6 +63,9 @@ var (
 
 	// Counters is a func(*actor.System) actorstats.Counters.
 	Counters any
+
+	// WrapReply is a func(*actor.Context, wrap func(actor.Replier) actor.Replier) bool.
+	WrapReply any
 )
 
 // PoolHost is a

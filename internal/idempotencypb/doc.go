@@ -2,5 +2,5 @@
 // status function (generated from idempotency.proto with protoc-gen-go
 // v1.36.12: protoc -I . --go_out=. --go_opt=paths=source_relative
 // internal/idempotencypb/idempotency.proto). Not API: users call
-// idempotency.Client.Status.
+// idempotency.Status.
 package idempotencypb

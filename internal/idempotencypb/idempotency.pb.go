@@ -5,7 +5,7 @@
 // source: internal/idempotencypb/idempotency.proto
 
 // The messages of package idempotency's status function, which every
-// node that serves a Guard registers (idempotency.Guard.Serve): a caller
+// node that serves a Guard registers (idempotency.Serve): a caller
 // asks what happened to a key, the node answers from its guard's store.
 
 package idempotencypb
