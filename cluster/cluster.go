@@ -205,7 +205,9 @@ func isStatic(p discovery.Provider) bool {
 
 func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {
 	for _, li := range c.node.Links() {
-		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native+li.Pool-li.Fenced > 0 {
+		// Native links only: a pool link closing fires no hook, so one
+		// still closing here would keep a dead peer in placement for good.
+		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native-li.Fenced > 0 {
 			return
 		}
 	}
