@@ -13,7 +13,7 @@ type counters struct {
 // Stats are the cluster layer's counters on one node, since Start.
 type Stats struct {
 	Activations    uint64 // activations started here
-	Passivations   uint64 // activations that ended on their own: idle (Kind.IdleTimeout) or stopped by the grain
+	Passivations   uint64 // activations that ended other than by a handover, a lost lease or the node stopping: idle (Kind.IdleTimeout), or stopped (by the grain itself, usually)
 	Handovers      uint64 // activations stopped because another node owns them now (once each)
 	LeasesAcquired uint64 // owner leases taken
 	LeasesLost     uint64 // owner leases lost while their activation ran

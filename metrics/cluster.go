@@ -26,7 +26,7 @@ var (
 	descClusterStarted = desc("mailroom_cluster_activations_total",
 		"Grain activations started on this node.")
 	descClusterPassivations = desc("mailroom_cluster_passivations_total",
-		"Activations that ended on their own: idle (Kind.IdleTimeout) or stopped by the grain.")
+		"Activations that ended other than by a handover, a lost lease or the node stopping: idle (Kind.IdleTimeout), or stopped (by the grain itself, usually).")
 	descClusterHandovers = desc("mailroom_cluster_handovers_total",
 		"Activations stopped here because another node owns their identity now.")
 	descClusterLeases = desc("mailroom_cluster_lease_events_total",
