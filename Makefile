@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
 ## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, then the chaos suite without its soak
 test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes test-etcd
@@ -89,6 +89,10 @@ demo-patterns:
 ## demo-cluster: three nodes on one Consul agent; one is killed and comes back as a new incarnation
 demo-cluster:
 	scripts/consul.sh run -- $(GO) run ./examples/cluster
+
+## demo-grains: per-user accounts as grains behind HTTP on three nodes (child processes, Static discovery): load, one node SIGKILLed, every final balance checked against what was acknowledged (exits non-zero if not); ~15 s
+demo-grains:
+	$(GO) run ./examples/grains
 
 ## demo-services: versioned services, their error messages and a rolling restart under 1,000 calls (child processes)
 demo-services:

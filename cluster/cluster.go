@@ -150,6 +150,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	if err := sys.Register(activateFn, c.handleActivate); err != nil {
 		return nil, fmt.Errorf("cluster: start on node %s (already started?): %w", sys.Name(), err)
 	}
+	if err := c.registerInfo(); err != nil {
+		return nil, fmt.Errorf("cluster: start on node %s: %w", sys.Name(), err)
+	}
 	hooks := remote.Hooks{
 		OnMember:   c.onMember,
 		OnPeer:     func(p remote.PeerInfo) { c.onAnnounce(p, p.Draining, p.Meta) },
@@ -202,7 +205,9 @@ func isStatic(p discovery.Provider) bool {
 
 func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {
 	for _, li := range c.node.Links() {
-		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native+li.Pool-li.Fenced > 0 {
+		// Native links only: a pool link closing fires no hook, so one
+		// still closing here would keep a dead peer in placement for good.
+		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native-li.Fenced > 0 {
 			return
 		}
 	}

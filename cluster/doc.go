@@ -63,9 +63,16 @@
 // timeout, Context.SetReceiveTimeout) or when it asks to be; its state is
 // the user's to save and reload on the next activation.
 //
+// # Observing
+//
+// Stats counts activations, passivations, handovers, lease events,
+// placement cache hits and misses, refusals and retries; Kinds lists the
+// kinds with their hosts. metrics.WithCluster exports both to
+// Prometheus; Panel is the observer's panel of the cluster.
+//
 // # Not built yet
 //
-// Singletons, topics, Call (a Request is the two-way form today), the
-// observer panel, and a handover that waits for the old activation on
+// Singletons, topics, Call (a Request is the two-way form today), and a
+// handover that waits for the old activation on
 // the new owner's side with Static: see issue 25.
 package cluster

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
@@ -28,6 +29,7 @@ type activation struct {
 	lease          discovery.Lease // nil without leases
 	ended          chan struct{}   // closed by the actor's Stopped
 	endOnce        sync.Once
+	handedOver     atomic.Bool // stopped by handOver, not a passivation
 }
 
 func (a *activation) end() { a.endOnce.Do(func() { close(a.ended) }) }
@@ -178,12 +180,12 @@ func (h *host) props(k *Kind, a *activation) *actor.Props {
 			case actor.ReceiveTimeout:
 				next(ctx)
 				if k.IdleTimeout > 0 {
-					h.c.stats.passivations.Add(1)
-					ctx.Stop(ctx.Self())
+					ctx.Stop(ctx.Self()) // counted as a passivation in watch
 				}
 			default:
 				if a.lease != nil && !a.lease.Valid() {
 					// Not ours any more (or maybe not): handle nothing.
+					h.c.stats.refusals.Add(1)
 					ctx.RespondError(refusal(CodeNotOwner, "cluster: %s: the owner lease of node %s is lost", grainKey(a.kind, a.identity), h.c.sys.Name()))
 					ctx.Stop(ctx.Self())
 					return
@@ -208,6 +210,9 @@ func (h *host) watch(a *activation) {
 	}
 	select {
 	case <-a.ended:
+		if !a.handedOver.Load() && !c.stopping.Load() {
+			c.stats.passivations.Add(1) // idle, or the grain stopped itself
+		}
 	case <-lost:
 		if !c.stopping.Load() {
 			c.stats.leasesLost.Add(1)
@@ -259,7 +264,9 @@ func (h *host) running() []*activation {
 func (h *host) handOver() {
 	for _, a := range h.running() {
 		if o, ok := h.c.view.owner(a.kind, a.identity); !ok || o.node != h.c.sys.Name() {
-			h.c.stats.handovers.Add(1)
+			if !a.handedOver.Swap(true) {
+				h.c.stats.handovers.Add(1)
+			}
 			h.c.sys.StopActor(a.pid)
 		}
 	}

@@ -13,14 +13,14 @@ type counters struct {
 // Stats are the cluster layer's counters on one node, since Start.
 type Stats struct {
 	Activations    uint64 // activations started here
-	Passivations   uint64 // activations stopped for idleness
-	Handovers      uint64 // activations stopped because another node owns them now
+	Passivations   uint64 // activations that ended other than by a handover, a lost lease or the node stopping: idle (Kind.IdleTimeout), or stopped (by the grain itself, usually)
+	Handovers      uint64 // activations stopped because another node owns them now (once each)
 	LeasesAcquired uint64 // owner leases taken
 	LeasesLost     uint64 // owner leases lost while their activation ran
 	LeasesBusy     uint64 // activations refused: the lease was held elsewhere
 	CacheHits      uint64 // messages sent on a cached placement
 	CacheMisses    uint64 // messages that needed an activation call first
-	Refusals       uint64 // "not the owner" answered by this node
+	Refusals       uint64 // "not the owner" answered by this node (activation asked, or a message to an activation whose lease is lost)
 	Retries        uint64 // refusals and stale placements this node retried
 }
 

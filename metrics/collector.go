@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/cluster"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
@@ -20,9 +21,10 @@ const deepestRanks = 5
 
 // collector reads every layer of one node at scrape time.
 type collector struct {
-	node   *remote.Node
-	pools  *proxypool.Manager // nil: no pool families
-	maxAge time.Duration
+	node    *remote.Node
+	pools   *proxypool.Manager // nil: no pool families
+	cluster *cluster.Cluster   // nil: no cluster families
+	maxAge  time.Duration
 	// nodeInfo is descNodeInfo when the node's name is a constant label
 	// of every family (WithNodeLabel), else descNodeInfoNamed.
 	nodeInfo *prometheus.Desc
@@ -79,6 +81,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	if c.pools != nil {
 		describePools(ch)
 	}
+	if c.cluster != nil {
+		describeCluster(ch)
+	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -92,6 +97,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	peers := c.collectRemote(ch, st)
 	if c.pools != nil {
 		collectPools(ch, c.pools, peers)
+	}
+	if c.cluster != nil {
+		collectCluster(ch, c.cluster)
 	}
 }
 

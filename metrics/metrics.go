@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mailroom-go/mailroom/cluster"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"
@@ -19,6 +20,7 @@ type Option func(*options)
 type options struct {
 	pools     *proxypool.Manager
 	services  *services.Services
+	cluster   *cluster.Cluster
 	maxAge    time.Duration
 	nodeLabel string
 }
@@ -67,7 +69,7 @@ func Register(reg prometheus.Registerer, node *remote.Node, opts ...Option) erro
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c := &collector{node: node, pools: o.pools, maxAge: o.maxAge, nodeInfo: descNodeInfoNamed}
+	c := &collector{node: node, pools: o.pools, cluster: o.cluster, maxAge: o.maxAge, nodeInfo: descNodeInfoNamed}
 	if o.nodeLabel != "" {
 		if !model.LegacyValidation.IsValidLabelName(o.nodeLabel) || strings.HasPrefix(o.nodeLabel, "__") {
 			return fmt.Errorf("metrics: WithNodeLabel(%q): not a valid label name", o.nodeLabel)

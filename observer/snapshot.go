@@ -218,7 +218,7 @@ func (o *observer) trees(ctx context.Context) Trees {
 	ctx, cancel := context.WithTimeout(ctx, o.opts.TreeTimeout)
 	defer cancel()
 	budget := maxTreeNodes
-	var out Trees
+	out := Trees{Trees: []TreeNode{}} // [] in JSON, not null: the page maps over it
 	for _, t := range supervisor.Trees(ctx, o.node.System()) {
 		if budget <= 0 {
 			out.Truncated = true
