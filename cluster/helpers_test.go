@@ -89,11 +89,16 @@ func (a *account) Receive(c *actor.Context) {
 }
 
 // childHook starts the cluster layer in a child node (testnode), hosting
-// "account" with a store of its own.
-func childHook(sys *actor.System, n *remote.Node, _ testnode.Options) error {
+// "account" with a store of its own, and the singleton "leader" when
+// Extra["singleton"] is set.
+func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := Start(ctx, n, Config{Kinds: []Kind{accountKind(newStore(), 0)}})
+	cfg := Config{Kinds: []Kind{accountKind(newStore(), 0)}}
+	if o.Extra["singleton"] != "" {
+		cfg.Singletons = []Singleton{leaderSingleton(nil)}
+	}
+	_, err := Start(ctx, n, cfg)
 	return err
 }
 
