@@ -100,6 +100,7 @@ type Cluster struct {
 	cache  *placementCache
 	hosted *host
 	keeper *keeper // nil without singletons
+	topics *topics
 	stats  counters
 
 	stopping atomic.Bool
@@ -177,6 +178,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 		hooks.OnLinkDown = c.onLinkDown
 	}
 	node.AddHooks(hooks)
+	if err := c.startTopics(); err != nil {
+		return nil, err
+	}
 	// What discovery and the links said before the hooks were in: with
 	// Consul a peer's kinds came in its MemberUp, which may have come
 	// before this Start and may never come again.
@@ -250,6 +254,7 @@ func (c *Cluster) stop(ctx context.Context) error {
 	if c.keeper != nil {
 		c.keeper.stop()
 	}
+	c.topics.stop()
 	err := c.hosted.stopAll(ctx)
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
