@@ -74,12 +74,13 @@ type TopicStats struct {
 	Delivered       uint64 // messages handed to this node's subscribers
 	Dropped         uint64 // messages a subscriber refused (its bounded mailbox was full, or it had died): dead letters too
 	BadPublications uint64 // publications from peers that could not be decoded (unknown payload type): dropped
+	NoSubscriber    uint64 // publications that found no subscriber here (the last one had just left): dropped
 	TopicsIgnored   uint64 // topics peers announced beyond the limits, or invalid
 	Topics          int    // topics this node has subscribers for now
 }
 
 type topicCounters struct {
-	published, sends, received, delivered, dropped, bad, ignored atomic.Uint64
+	published, sends, received, delivered, dropped, bad, none, ignored atomic.Uint64
 }
 
 // topicPeer is what a peer incarnation announced: its topics.
@@ -474,7 +475,12 @@ func (a *topicActor) decode(c *actor.Context, p *clusterpb.Publication) (proto.M
 // fanOut hands msg to the lane of every subscriber of topic without
 // waiting on any.
 func (a *topicActor) fanOut(c *actor.Context, topic string, msg proto.Message) {
-	for _, pid := range a.subs[topic] {
+	subs := a.subs[topic]
+	if len(subs) == 0 {
+		a.t.stats.none.Add(1)
+		return
+	}
+	for _, pid := range subs {
 		if err := c.System().TrySend(a.lanes[pid], msg); err != nil {
 			a.t.stats.dropped.Add(1)
 		}
@@ -581,7 +587,7 @@ func (c *Cluster) TopicStats() TopicStats {
 	t.mu.RUnlock()
 	return TopicStats{
 		Published: s.published.Load(), Sends: s.sends.Load(), Received: s.received.Load(),
-		Delivered: s.delivered.Load(), Dropped: s.dropped.Load(), BadPublications: s.bad.Load(),
+		Delivered: s.delivered.Load(), Dropped: s.dropped.Load(), BadPublications: s.bad.Load(), NoSubscriber: s.none.Load(),
 		TopicsIgnored: s.ignored.Load(), Topics: n,
 	}
 }

@@ -273,4 +273,8 @@ func TestTopicLimits(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, "the good publication arrives after the bad one", 10*time.Second, func() bool { return col.count() == 1 })
 	require.EqualValues(t, 1, b.TopicStats().BadPublications)
+	a.sys.SendNamed(b.sys.Name(), topicsActorName, &clusterpb.Publication{Topic: "nobody-here", Type: "mailroom.testpb.Echo"})
+	eventually(t, "a publication for a topic without subscribers is counted", 10*time.Second, func() bool {
+		return b.TopicStats().NoSubscriber == 1
+	})
 }
