@@ -42,6 +42,9 @@ type Config struct {
 	// Kinds are the kinds this node hosts. None: the node only sends to
 	// grains hosted elsewhere.
 	Kinds []Kind
+	// Singletons are the singletons this node hosts (may run). None: the
+	// node only sends to singletons hosted elsewhere.
+	Singletons []Singleton
 	// Leaser grants the owner leases that keep one activation per
 	// identity. Default: the node's discovery provider when it is a
 	// discovery.Leaser (Consul is), else none (Static): placement and
@@ -96,6 +99,8 @@ type Cluster struct {
 	view   *view
 	cache  *placementCache
 	hosted *host
+	keeper *keeper // nil without singletons
+	topics *topics
 	stats  counters
 
 	stopping atomic.Bool
@@ -128,12 +133,19 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 			return nil, fmt.Errorf("cluster: Config.Kinds[%d]: kind %q listed twice", i, k.Name)
 		case k.Props == nil:
 			return nil, fmt.Errorf("cluster: Config.Kinds[%d] (%s): Props is nil", i, k.Name)
+		case strings.HasPrefix(k.Name, singletonPrefix):
+			return nil, fmt.Errorf("cluster: Config.Kinds[%d].Name %q: the prefix %q is the singletons'", i, k.Name, singletonPrefix)
 		case k.IdleTimeout < 0:
 			return nil, fmt.Errorf("cluster: Config.Kinds[%d] (%s): IdleTimeout is %v, want 0 (never) or more", i, k.Name, k.IdleTimeout)
 		}
 		c.kinds[k.Name] = &k
 		names = append(names, k.Name)
 	}
+	singletons, err := c.singletonKinds(cfg.Singletons)
+	if err != nil {
+		return nil, err
+	}
+	names = append(names, singletons...)
 	sort.Strings(names)
 	if !cfg.NoLeases {
 		c.leaser = cfg.Leaser
@@ -147,6 +159,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	c.view = newView(sys.Name(), sys.Incarnation(), names)
 	c.cache = newPlacementCache(cfg.CacheSize)
 	c.hosted = newHost(c)
+	if len(singletons) > 0 {
+		c.keeper = newKeeper(c)
+	}
 	if err := sys.Register(activateFn, c.handleActivate); err != nil {
 		return nil, fmt.Errorf("cluster: start on node %s (already started?): %w", sys.Name(), err)
 	}
@@ -166,6 +181,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 		hooks.OnLinkDown = c.onLinkDown
 	}
 	node.AddHooks(hooks)
+	if err := c.startTopics(); err != nil {
+		return nil, err
+	}
 	// What discovery and the links said before the hooks were in: with
 	// Consul a peer's kinds came in its MemberUp, which may have come
 	// before this Start and may never come again.
@@ -178,6 +196,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	sys.OnStop(c.stop)
 	if err := node.AnnounceKeys(ctx, map[string]string{MetaKinds: strings.Join(names, ",")}); err != nil && len(names) > 0 {
 		return nil, fmt.Errorf("cluster: announcing kinds %v: %w", names, err)
+	}
+	if c.keeper != nil {
+		c.keeper.start(singletons)
 	}
 	return c, nil
 }
@@ -225,6 +246,9 @@ func (c *Cluster) onAnnounce(p remote.PeerInfo, _ bool, meta map[string]string) 
 func (c *Cluster) changed(yes bool) {
 	if yes {
 		c.hosted.handOver()
+		if c.keeper != nil {
+			c.keeper.viewChanged()
+		}
 	}
 }
 
@@ -232,6 +256,10 @@ func (c *Cluster) changed(yes bool) {
 // activation and give its lease back, before the remote layer drains.
 func (c *Cluster) stop(ctx context.Context) error {
 	c.stopping.Store(true)
+	if c.keeper != nil {
+		c.keeper.stop()
+	}
+	c.topics.stop()
 	err := c.hosted.stopAll(ctx)
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()

@@ -47,7 +47,7 @@
 // # Messages
 //
 // Send, Request and Call to (kind, identity) take any actor.Caller, with
-// typed RequestAs-style helpers. A node keeps a placement cache from
+// typed RequestAs and CallAs helpers. A node keeps a placement cache from
 // identity to the owner's PID, so a message to a known grain is one
 // pooled remote send. A node that receives a message for an identity it
 // does not own refuses it with "not the owner" (not executed); the sender
@@ -63,6 +63,16 @@
 // timeout, Context.SetReceiveTimeout) or when it asks to be; its state is
 // the user's to save and reload on the next activation.
 //
+// # Call, singletons, topics
+//
+// Call and CallAs are Request with protobuf in and out, as actor's Call
+// is beside Request. A Singleton is a grain of a kind of its own with one
+// identity, started by its owner without waiting for a message, under the
+// same lease. Topics: Subscribe an actor of this node, Publish from any
+// node: one network message per node with subscribers, fanned out there
+// through a bounded lane per subscriber. docs/CLUSTER.md states what each
+// guarantees.
+//
 // # Observing
 //
 // Stats counts activations, passivations, handovers, lease events,
@@ -72,7 +82,6 @@
 //
 // # Not built yet
 //
-// Singletons, topics, Call (a Request is the two-way form today), and a
-// handover that waits for the old activation on
-// the new owner's side with Static: see issue 25.
+// A handover that waits for the old activation on the new owner's side
+// with Static: see issue 25.
 package cluster

@@ -89,12 +89,24 @@ func (a *account) Receive(c *actor.Context) {
 }
 
 // childHook starts the cluster layer in a child node (testnode), hosting
-// "account" with a store of its own.
-func childHook(sys *actor.System, n *remote.Node, _ testnode.Options) error {
+// "account" with a store of its own, the singleton "leader" when
+// Extra["singleton"] is set, and a subscriber to Extra["topic"] when set.
+func childHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := Start(ctx, n, Config{Kinds: []Kind{accountKind(newStore(), 0)}})
-	return err
+	cfg := Config{Kinds: []Kind{accountKind(newStore(), 0)}}
+	if o.Extra["singleton"] != "" {
+		cfg.Singletons = []Singleton{leaderSingleton(nil)}
+	}
+	c, err := Start(ctx, n, cfg)
+	if err != nil || o.Extra["topic"] == "" {
+		return err
+	}
+	pid, err := sys.Spawn(newCollector(nil).props())
+	if err != nil {
+		return err
+	}
+	return c.Subscribe(ctx, o.Extra["topic"], pid)
 }
 
 // staticNodes starts n in-process nodes over Static seeds, each hosting

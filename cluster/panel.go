@@ -135,9 +135,16 @@ func (c *Cluster) singletonsTable() observer.Table {
 func (c *Cluster) topicsTable() observer.Table {
 	t := observer.Table{Title: "topics", Columns: []string{"topic", "subscribing nodes", "subscribers here"}, Rows: [][]string{}}
 	for _, tp := range c.topicList() {
-		t.Rows = append(t.Rows, []string{tp.topic, strings.Join(tp.nodes, ", "), strconv.Itoa(tp.local)})
+		t.Rows = append(t.Rows, []string{tp.topic, strings.Join(tp.nodes, ", "), yesNo(tp.local)})
 	}
 	return t
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func u(n uint64) string { return strconv.FormatUint(n, 10) }
