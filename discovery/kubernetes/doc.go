@@ -54,13 +54,31 @@
 // Watching. The provider lists pods and leases, then watches both from
 // the listed resource versions, reopening a watch the server ends from
 // the last version seen; on 410 Gone it relists. API errors back off
-// (BackoffMin doubling to BackoffMax, with jitter). While the API is
-// unreachable the last view is kept: nobody is reported up or down (an
-// unreachable API is not a dead cluster), and after the relist every
-// lease gets one TTL from then to be seen renewed, so a node that froze
-// meanwhile is found one TTL after the API is back. A node cut off from
-// the API alone (not from its peers) is reported down by the others after
-// a TTL; the remote layer's incarnation handshake then refuses it.
+// (BackoffMin doubling to BackoffMax, with jitter).
+//
+// While the API is unreachable the last view is kept: nobody is reported
+// up or down, this node included (an unreachable API is not a dead
+// cluster). A node knows it is cut off when its own renewals stop
+// showing: it times the others' leases only while it has seen its own
+// lease renewed within 1.5 RenewEvery (on the watch or in a list). Past
+// that its view is blind, and an unrenewed lease means a stale view, not
+// a dead peer; this holds whether the API refuses connections or keeps
+// watches open that show nothing (an apiserver shutting down does so).
+// When its renewals show again, or after a relist that follows an error,
+// every lease gets one TTL from then to be seen renewed, so a node that
+// froze meanwhile is found one TTL after the API is back. An open watch
+// that shows none of this node's renewals for a TTL is dropped and the
+// provider relists.
+//
+// A node cut off from the API alone (not from its peers) is reported down
+// by the others after a TTL, for good (it is never reported up again,
+// even if its lease is renewed later); its own view stays blind, and the
+// first peer it dials refuses it as declared dead, which stops it. A node
+// whose renewals the API refuses (Forbidden, say) for a TTL declares
+// itself dead: whoever reads the API saw its lease expire. Renewals that
+// fail because the API is unreachable, overloaded or unavailable (no
+// answer, 429, 5xx) never kill the node by themselves: the whole cluster
+// may be cut off alike, as in an apiserver restart.
 //
 // Goroutines, all owned by the provider and waited for by Stop: the
 // renewer (lease renewals and Update), the watcher, and the notify

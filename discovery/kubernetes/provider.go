@@ -129,7 +129,7 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	if err := p.publish(ctx, self, true); err != nil {
 		return err
 	}
-	v := newView(self, 2*time.Minute)
+	v := newView(self, 2*time.Minute, p.cfg.RenewEvery)
 	if _, _, err := p.relist(ctx, v, false, true); err != nil { // p.mu is held
 		_ = p.client.CoordinationV1().Leases(ns).Delete(context.WithoutCancel(ctx), p.lease, metav1.DeleteOptions{})
 		return err

@@ -17,18 +17,29 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// errGone: a watch's resource version is too old (410 Gone); relist.
-var errGone = errors.New("resource version expired (410 Gone)")
+var (
+	// errGone: a watch's resource version is too old (410 Gone); relist.
+	errGone = errors.New("resource version expired (410 Gone)")
+	// errBlind: the watch shows nothing, not even this node's renewals;
+	// relist.
+	errBlind = errors.New("the watch shows no renewals")
+)
 
 // runRenewer renews self's lease every RenewEvery and publishes Update
 // requests. If its own clock shows it did not run for LeaseTTL (the
 // process was frozen), the lease has expired and others reported this
-// incarnation down: it declares itself dead instead of renewing.
+// incarnation down: it declares itself dead instead of renewing. So it
+// does when its renewals were refused for LeaseTTL by an API that
+// answered (Forbidden, say): whoever reads the API saw the lease expire.
+// Renewals that fail because the API is unreachable or unavailable do
+// not kill it: the whole cluster may be cut off alike (an apiserver
+// restart), and the view stands meanwhile (see view.sight).
 func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 	defer close(p.renewerDone)
 	t := time.NewTicker(p.cfg.RenewEvery)
 	defer t.Stop()
 	last := time.Now()
+	lastOK := last
 	fails := 0
 	for {
 		var req *updateReq
@@ -58,13 +69,21 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 				p.mu.Unlock()
 			}
 			if fails > 0 {
-				p.log.Info("discovery: kubernetes: renewing the lease works again", "after_failures", fails)
+				p.log.Info("discovery: kubernetes: renewing the lease works again", "after_failures", fails, "unrenewed_for", time.Since(lastOK).Round(time.Millisecond))
 			}
 			fails = 0
+			lastOK = time.Now()
 		} else if ctx.Err() == nil {
 			fails++
 			if fails == 1 || fails%10 == 0 {
 				p.log.Warn("discovery: kubernetes: renewing the lease failed", "err", err, "failures", fails)
+			}
+			if gap := time.Since(lastOK); answered(err) && gap > p.cfg.LeaseTTL {
+				p.declareDead(fmt.Sprintf("the API refused to renew its lease for %v, more than the lease TTL %v: %v", gap.Round(time.Millisecond), p.cfg.LeaseTTL, err))
+				if req != nil {
+					req.reply <- discovery.ErrDeclaredDead
+				}
+				return
 			}
 		}
 		if req != nil {
@@ -76,8 +95,9 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 // runWatcher lists, then watches pods and leases from the listed
 // resource versions; it relists on 410 Gone and after errors, backing
 // off. While the API is unreachable the last view stands: nothing
-// expires, nothing is reported; after a relist, every lease gets one
-// TTL from then to be seen renewed.
+// expires, nothing is reported (view.sight); after a relist, or once its
+// own renewals show again, every lease gets one TTL from then to be seen
+// renewed.
 func (p *Provider) runWatcher(ctx context.Context) {
 	defer close(p.watcherDone)
 	v := p.view
@@ -111,6 +131,21 @@ func (p *Provider) runWatcher(ctx context.Context) {
 			podsRV = "" // relist, fresh (fails > 0)
 		}
 	}
+}
+
+// answered reports whether err is the API's own refusal (it was reached
+// and is serving), as opposed to an API unreachable, timing out,
+// overloaded or unavailable.
+func answered(err error) bool {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	switch code := st.Status().Code; {
+	case code == 0, code >= 500, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
+		return false
+	}
+	return true
 }
 
 func (p *Provider) logWatchErr(what string, err error, fails int) {
@@ -226,6 +261,15 @@ func (p *Provider) watch(ctx context.Context, v *view, podsRV, leasesRV *string)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
+			// An open watch that shows not even this node's own renewals
+			// for a TTL may be stuck (the apiserver shutting down keeps
+			// its watches open while it refuses requests): relist.
+			p.mu.Lock()
+			seen := v.selfSeen()
+			p.mu.Unlock()
+			if since := time.Since(seen); !seen.IsZero() && !p.dead.Load() && since > p.cfg.LeaseTTL {
+				return fmt.Errorf("%w: this node's own lease not seen renewed for %v", errBlind, since.Round(time.Millisecond))
+			}
 		case ev, ok := <-pw.ResultChan():
 			if !ok {
 				pw.Stop()
