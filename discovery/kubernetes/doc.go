@@ -73,12 +73,11 @@
 // A node cut off from the API alone (not from its peers) is reported down
 // by the others after a TTL, for good (it is never reported up again,
 // even if its lease is renewed later); its own view stays blind, and the
-// first peer it dials refuses it as declared dead, which stops it. A node
-// whose renewals the API refuses (Forbidden, say) for a TTL declares
-// itself dead: whoever reads the API saw its lease expire. Renewals that
-// fail because the API is unreachable, overloaded or unavailable (no
-// answer, 429, 5xx) never kill the node by themselves: the whole cluster
-// may be cut off alike, as in an apiserver restart.
+// first peer it dials refuses it as declared dead, which stops it. Failed
+// renewals never kill a node by themselves, whatever the error: the whole
+// cluster may be cut off alike, as in an apiserver restart (a restarted
+// apiserver even answers Forbidden for a moment, before its RBAC cache
+// is filled).
 //
 // Goroutines, all owned by the provider and waited for by Stop: the
 // renewer (lease renewals and Update), the watcher, and the notify

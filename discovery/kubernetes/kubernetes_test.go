@@ -3,8 +3,6 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -185,10 +183,7 @@ func TestWatchSurvivesAPIServerRestart(t *testing.T) {
 	e.pod("r-1", true)
 	c := e.startChild("r-1")
 	eventually(t, 20*time.Second, "r-1 up", func() bool { m, ok := w.member("r-1"); return ok && m.Incarnation == c.inc })
-	out, err := exec.Command(os.Getenv("MAILROOM_KUBE_SCRIPT"), "restart-apiserver", os.Getenv("MAILROOM_KUBE_DIR")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("restarting the apiserver: %v: %s", err, out)
-	}
+	restartAPIServer(t)
 	if _, ok := w.downAt("r-1/" + actor.FormatIncarnation(c.inc)); ok {
 		t.Fatal("r-1 reported down across the apiserver restart")
 	}

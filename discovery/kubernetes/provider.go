@@ -31,6 +31,12 @@ type Provider struct {
 	updates chan updateReq
 	dead    atomic.Bool
 
+	// Test hooks (export_test.go), set before Start: beforeTick runs
+	// before each renewal (the conformance suite freezes the renewer
+	// with it); crash makes Stop keep the lease, as a kill would.
+	beforeTick func(ctx context.Context)
+	crash      atomic.Bool
+
 	mu       sync.Mutex // protects following
 	started  bool
 	stopped  bool
@@ -41,6 +47,7 @@ type Provider struct {
 	stopRen  context.CancelFunc
 	stopWat  context.CancelFunc
 	abortNtf context.CancelFunc
+	deadWhy  string
 
 	renewerDone  chan struct{}
 	watcherDone  chan struct{}
@@ -261,7 +268,7 @@ func (p *Provider) stop(ctx context.Context) error {
 	p.stopRen()
 	<-p.renewerDone
 	var err error
-	if !p.dead.Load() {
+	if !p.dead.Load() && !p.crash.Load() {
 		err = p.client.CoordinationV1().Leases(p.cfg.Namespace).Delete(ctx, p.lease, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			err = fmt.Errorf("discovery: kubernetes: deleting lease %s (it expires in %v): %w", p.lease, p.cfg.LeaseTTL, err)
@@ -288,10 +295,15 @@ func (p *Provider) declareDead(reason string) {
 	if p.stopped || !p.dead.CompareAndSwap(false, true) {
 		return
 	}
+	p.deadWhy = reason
 	p.log.Error("discovery: kubernetes: this incarnation is declared dead; no longer renewing its lease", "node", p.self.Node, "reason", reason)
 	p.queue.push(discovery.Event{Type: discovery.MemberDown, Member: p.self})
 	p.stopRen()
 }
 
-// Dead reports whether this incarnation was declared dead.
-func (p *Provider) Dead() bool { return p.dead.Load() }
+// Dead reports whether this incarnation was declared dead, and why.
+func (p *Provider) Dead() (bool, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead.Load(), p.deadWhy
+}

@@ -28,12 +28,11 @@ var (
 // runRenewer renews self's lease every RenewEvery and publishes Update
 // requests. If its own clock shows it did not run for LeaseTTL (the
 // process was frozen), the lease has expired and others reported this
-// incarnation down: it declares itself dead instead of renewing. So it
-// does when its renewals were refused for LeaseTTL by an API that
-// answered (Forbidden, say): whoever reads the API saw the lease expire.
-// Renewals that fail because the API is unreachable or unavailable do
-// not kill it: the whole cluster may be cut off alike (an apiserver
-// restart), and the view stands meanwhile (see view.sight).
+// incarnation down: it declares itself dead instead of renewing. Failed
+// renewals do not kill it, however long they fail: the whole cluster may
+// be cut off alike (an apiserver restart, after which the apiserver even
+// answers Forbidden for a moment, its RBAC cache not yet filled), and the
+// view stands meanwhile (see view.sight).
 func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 	defer close(p.renewerDone)
 	t := time.NewTicker(p.cfg.RenewEvery)
@@ -50,6 +49,15 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 		case r := <-p.updates:
 			req = &r
 			self = r.self
+		}
+		if p.beforeTick != nil {
+			p.beforeTick(ctx)
+		}
+		if ctx.Err() != nil {
+			if req != nil {
+				req.reply <- discovery.ErrStopped
+			}
+			return
 		}
 		if gap := time.Since(last); gap > p.cfg.LeaseTTL {
 			p.declareDead(fmt.Sprintf("the renewer did not run for %v, more than the lease TTL %v (frozen?)", gap.Round(time.Millisecond), p.cfg.LeaseTTL))
@@ -78,15 +86,11 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 			if fails == 1 || fails%10 == 0 {
 				p.log.Warn("discovery: kubernetes: renewing the lease failed", "err", err, "failures", fails)
 			}
-			if gap := time.Since(lastOK); answered(err) && gap > p.cfg.LeaseTTL {
-				p.declareDead(fmt.Sprintf("the API refused to renew its lease for %v, more than the lease TTL %v: %v", gap.Round(time.Millisecond), p.cfg.LeaseTTL, err))
-				if req != nil {
-					req.reply <- discovery.ErrDeclaredDead
-				}
-				return
-			}
 		}
 		if req != nil {
+			if err != nil && ctx.Err() != nil {
+				err = discovery.ErrStopped // Stop began during the write
+			}
 			req.reply <- err
 		}
 	}
@@ -131,21 +135,6 @@ func (p *Provider) runWatcher(ctx context.Context) {
 			podsRV = "" // relist, fresh (fails > 0)
 		}
 	}
-}
-
-// answered reports whether err is the API's own refusal (it was reached
-// and is serving), as opposed to an API unreachable, timing out,
-// overloaded or unavailable.
-func answered(err error) bool {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) {
-		return false
-	}
-	switch code := st.Status().Code; {
-	case code == 0, code >= 500, code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
-		return false
-	}
-	return true
 }
 
 func (p *Provider) logWatchErr(what string, err error, fails int) {
