@@ -31,16 +31,24 @@
 //     observer's own clock (no clock skew between nodes matters);
 //   - the pod the lease names exists with the same UID (a pod recreated
 //     under the same name is another pod: a restarted pod is a new
-//     incarnation at its new address), is Running and not terminating
-//     (no deletionTimestamp);
-//   - the pod is Ready, or the lease says Draining (a draining node's pod
-//     turns not ready on purpose while its calls finish).
+//     incarnation at its new address) and is Running;
+//   - the pod is Ready, or the member drains: the lease says Draining (a
+//     draining node's pod turns not ready on purpose while its calls
+//     finish), or the pod is terminating.
+//
+// A terminating pod (deletionTimestamp set) is reported draining
+// (MemberUpdated, Draining true), not down: Kubernetes marks a pod
+// terminating before preStop and SIGTERM, and the node then drains
+// within the grace period; reporting it down at once would fail the calls
+// it is finishing, and its own view would declare it dead. It is down
+// when its node stops (the lease is deleted), its lease expires, or the
+// kubelet kills it (not Running) or the pod object goes.
 //
 // When any of these stops holding, the incarnation is MemberDown, for
-// good: it is never reported up again. So a pod deleted, terminating, not
-// ready, or whose lease expired (the process froze: SIGSTOP, a stuck
-// machine) is reported down within its lease TTL plus the watch latency,
-// and everything pinned to it fails then. A node that sees itself reported
+// good: it is never reported up again. So a pod deleted, not ready, or
+// whose lease expired (the process froze: SIGSTOP, a stuck machine) is
+// reported down within its lease TTL plus the watch latency, and
+// everything pinned to it fails then. A node that sees itself reported
 // down, or whose renewer finds it did not run for a TTL (it was frozen),
 // declares itself dead: MemberDown for self, which makes remote stop the
 // node; its restart is a new incarnation.

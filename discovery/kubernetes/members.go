@@ -128,18 +128,33 @@ func (v *view) relisted(pods map[string]podState, leases []leaseState, now time.
 
 // alive is the membership rule: a node's incarnation is a member while
 // its lease is fresh and names a pod that exists with the same UID, runs,
-// is not terminating, and is Ready (or draining: a draining node's pod
-// turns not ready on purpose while its calls finish).
-// A lease is timed only when timed (the view sees, see sight).
+// and is Ready or draining (a draining node's pod turns not ready on
+// purpose while its calls finish; a terminating pod drains, see
+// reported). A lease is timed only when timed (the view sees, see sight).
 func (v *view) alive(l leaseState, now time.Time, timed bool) bool {
 	p, ok := v.pods[l.pod]
-	if !ok || p.uid != l.podUID || !p.running || p.terminating {
+	if !ok || p.uid != l.podUID || !p.running {
 		return false
 	}
-	if !p.ready && !l.member.Draining {
+	if !p.ready && !v.reported(l).Draining {
 		return false
 	}
 	return !timed || now.Sub(l.seen) <= l.ttl
+}
+
+// reported is the member a lease stands for: the one it publishes,
+// draining once its pod is terminating. Kubernetes marks a pod
+// terminating (deletionTimestamp) before preStop and SIGTERM, from which
+// the node drains within the grace period: reporting it down at once
+// would fail the calls it is finishing and make it refuse itself. It is
+// down when it stops (its lease is deleted), its lease expires, or the
+// pod object goes.
+func (v *view) reported(l leaseState) discovery.Member {
+	m := l.member
+	if v.pods[l.pod].terminating {
+		m.Draining = true
+	}
+	return m
 }
 
 // events compares what is alive now with what was reported and returns
@@ -166,16 +181,17 @@ func (v *view) events(now time.Time) []discovery.Event {
 		if _, dead := v.tomb[l.member.ID()]; dead || !v.alive(l, now, timed) {
 			continue
 		}
+		m := v.reported(l)
 		old, ok := v.up[node]
 		switch {
 		case !ok:
-			ups = append(ups, discovery.Event{Type: discovery.MemberUp, Member: l.member})
-		case !sameMember(old, l.member):
-			ups = append(ups, discovery.Event{Type: discovery.MemberUpdated, Member: l.member})
+			ups = append(ups, discovery.Event{Type: discovery.MemberUp, Member: m})
+		case !sameMember(old, m):
+			ups = append(ups, discovery.Event{Type: discovery.MemberUpdated, Member: m})
 		default:
 			continue
 		}
-		v.up[node] = l.member
+		v.up[node] = m
 	}
 	// A tomb is forgotten tombFor after the down, once no lease names
 	// that incarnation any more: a lease still renewed (its node cut off

@@ -91,10 +91,29 @@ func TestViewRules(t *testing.T) {
 	if got := seeing(v, t0.Add(6*time.Second), t0.Add(6*time.Second)); got != "updated:a/0000000000000002 " {
 		t.Fatalf("draining: %q", got)
 	}
-	// Terminating is down.
-	v.setPod("a", podState{uid: "u2", running: true, ready: false, terminating: true})
+	// A terminating pod drains, ready or not, until its lease goes.
+	v.setPod("b", podState{uid: "b", running: true, ready: true})
+	v.setLease(lease("b", 3, "b", "b", "r1"), t0.Add(6*time.Second))
+	if got := kinds(v.events(t0.Add(6 * time.Second))); got != "up:b/0000000000000003 " {
+		t.Fatalf("b: %q", got)
+	}
+	v.setPod("b", podState{uid: "b", running: true, ready: true, terminating: true})
+	evs := v.events(t0.Add(6 * time.Second))
+	if got := kinds(evs); got != "updated:b/0000000000000003 " || !evs[0].Member.Draining {
+		t.Fatalf("terminating: %q %+v", got, evs)
+	}
+	v.setPod("b", podState{uid: "b", running: true, ready: false, terminating: true})
+	if got := kinds(v.events(t0.Add(6 * time.Second))); got != "" {
+		t.Fatalf("terminating, then not ready: %q", got)
+	}
+	v.delLease("b")
+	if got := kinds(v.events(t0.Add(6 * time.Second))); got != "down:b/0000000000000003 " {
+		t.Fatalf("terminating, lease deleted: %q", got)
+	}
+	// Not running (the kubelet killed it) is down.
+	v.setPod("a", podState{uid: "u2", running: false, ready: false})
 	if got := kinds(v.events(t0.Add(6 * time.Second))); got != "down:a/0000000000000002 " {
-		t.Fatalf("terminating: %q", got)
+		t.Fatalf("not running: %q", got)
 	}
 }
 
