@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/discovery/internal/evqueue"
 	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +44,7 @@ type Provider struct {
 	self     discovery.Member
 	podUID   string
 	view     *view
-	queue    *eventQueue
+	queue    *evqueue.Queue[discovery.Event]
 	stopRen  context.CancelFunc
 	stopWat  context.CancelFunc
 	abortNtf context.CancelFunc
@@ -141,8 +142,8 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 		_ = p.client.CoordinationV1().Leases(ns).Delete(context.WithoutCancel(ctx), p.lease, metav1.DeleteOptions{})
 		return err
 	}
-	p.started, p.self, p.view, p.queue = true, self, v, newEventQueue()
-	p.queue.push(v.events(time.Now())...)
+	p.started, p.self, p.view, p.queue = true, self, v, evqueue.New[discovery.Event]()
+	p.queue.Push(v.events(time.Now())...)
 	var renCtx, watCtx, ntfCtx context.Context
 	renCtx, p.stopRen = context.WithCancel(context.Background())
 	watCtx, p.stopWat = context.WithCancel(context.Background())
@@ -152,7 +153,7 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	go p.runWatcher(watCtx)
 	go func() {
 		defer close(p.notifierDone)
-		p.queue.run(ntfCtx, notify)
+		p.queue.Run(ntfCtx, notify)
 	}()
 	p.log.Info("discovery: kubernetes: registered", "lease", ns+"/"+p.lease, "pod", p.cfg.PodName, "ttl", p.cfg.LeaseTTL)
 	return nil
@@ -278,7 +279,7 @@ func (p *Provider) stop(ctx context.Context) error {
 	}
 	p.stopWat()
 	<-p.watcherDone
-	p.queue.close()
+	p.queue.Close()
 	select {
 	case <-p.notifierDone:
 	case <-ctx.Done():
@@ -297,7 +298,7 @@ func (p *Provider) declareDead(reason string) {
 	}
 	p.deadWhy = reason
 	p.log.Error("discovery: kubernetes: this incarnation is declared dead; no longer renewing its lease", "node", p.self.Node, "reason", reason)
-	p.queue.push(discovery.Event{Type: discovery.MemberDown, Member: p.self})
+	p.queue.Push(discovery.Event{Type: discovery.MemberDown, Member: p.self})
 	p.stopRen()
 }
 

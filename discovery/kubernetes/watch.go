@@ -165,7 +165,7 @@ func (p *Provider) apply(v *view) {
 	if p.dead.Load() {
 		return
 	}
-	p.queue.push(evs...)
+	p.queue.Push(evs...)
 	if v.selfDown(inc) {
 		p.declareDead("the cluster's view reports this incarnation down (lease expired, pod not ready, deleted or replaced)")
 	}
