@@ -80,8 +80,9 @@
 //
 // A node cut off from the API alone (not from its peers) is reported down
 // by the others after a TTL, for good (it is never reported up again,
-// even if its lease is renewed later); its own view stays blind, and the
-// first peer it dials refuses it as declared dead, which stops it. Failed
+// even if its lease is renewed later); its own view, blind meanwhile,
+// reports nobody down, and once back, the first peer it dials refuses it
+// as declared dead, which stops it. Failed
 // renewals never kill a node by themselves, whatever the error: the whole
 // cluster may be cut off alike, as in an apiserver restart (a restarted
 // apiserver even answers Forbidden for a moment, before its RBAC cache
