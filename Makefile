@@ -30,7 +30,7 @@ test-etcd:
 	cd discovery/etcd && $(GO) vet ./... && test -z "$$(gofmt -l .)"
 	scripts/etcd.sh run -- sh -c 'cd discovery/etcd && $(GO) test -race -count=1 -timeout 10m ./...'
 
-## test-kubernetes: the Kubernetes provider (its own module, discovery/kubernetes/): vet, gofmt check, every test with -race against a real kube-apiserver v1.31.4 and etcd (scripts/kube-apiserver.sh builds the apiserver into .cache/ the first time, ~5 min, and installs Debian's etcd-server when missing)
+## test-kubernetes: the Kubernetes provider (its own module, discovery/kubernetes/): vet, gofmt check, every test with -race against a real kube-apiserver v1.31.4 and etcd (scripts/kube-apiserver.sh builds the apiserver into .cache/ the first time, ~5 min, and installs Debian's etcd-server when missing), the provider conformance suite and examples/shop's drain on SIGTERM (TestShopOnKubernetes) among them
 test-kubernetes:
 	cd discovery/kubernetes && $(GO) vet ./... && test -z "$$(gofmt -l .)"
 	scripts/kube-apiserver.sh run -- sh -c 'cd discovery/kubernetes && $(GO) test -race -count=1 -timeout 15m ./...'
@@ -166,6 +166,7 @@ tidy-check:
 	$(GO) mod tidy -diff
 	cd examples/shop && $(GO) mod tidy -diff
 	cd discovery/etcd && $(GO) mod tidy -diff
+	cd discovery/kubernetes && $(GO) mod tidy -diff
 
 ## clean: remove caches (the Consul binary, test caches)
 clean:

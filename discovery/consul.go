@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
+	"github.com/mailroom-go/mailroom/discovery/internal/evqueue"
 	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 )
 
@@ -128,7 +129,7 @@ type Consul struct {
 	id       string
 	checkID  string
 	table    *memberTable
-	queue    *eventQueue
+	queue    *evqueue.Queue[Event]
 	stopUpd  context.CancelFunc
 	stopWat  context.CancelFunc
 	abortNtf context.CancelFunc
@@ -223,7 +224,7 @@ func (p *Consul) Start(ctx context.Context, self Member, notify func(Event)) err
 	p.self = self
 	p.leases = newConsulLeases(sent, p.cfg.TTL)
 	p.table = newMemberTable(self, p.grace(), p.cfg.DeregisterCriticalAfter)
-	p.queue = newEventQueue()
+	p.queue = evqueue.New[Event]()
 	core := newTTLCore(p.cfg.TTL, p.cfg.DeregisterCriticalAfter, sent, time.Now())
 
 	var updCtx, watCtx, ntfCtx context.Context
@@ -237,7 +238,7 @@ func (p *Consul) Start(ctx context.Context, self Member, notify func(Event)) err
 	go p.runWatcher(watCtx)
 	go func() {
 		defer close(p.notifierDone)
-		p.queue.run(ntfCtx, notify)
+		p.queue.Run(ntfCtx, notify)
 	}()
 	p.log.Info("discovery: consul: registered", "id", p.id, "service", p.cfg.Service, "ttl", p.cfg.TTL)
 	return nil
@@ -335,7 +336,7 @@ func (p *Consul) stop(ctx context.Context) error {
 	p.stopWat()
 	<-p.watcherDone
 
-	p.queue.close()
+	p.queue.Close()
 	select {
 	case <-p.notifierDone:
 	case <-ctx.Done():
@@ -365,7 +366,7 @@ func (p *Consul) markDead(reason string) bool {
 	p.dead.Store(true)
 	p.deadCause.Store(reason)
 	p.log.Error("discovery: consul: this incarnation is declared dead; no longer refreshing it", "id", p.id, "reason", reason)
-	p.queue.push(p.table.selfDead(time.Now())...)
+	p.queue.Push(p.table.selfDead(time.Now())...)
 	p.stopUpd()
 	return true
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -208,38 +207,6 @@ func manyMeta(n int) map[string]string {
 		m["k"+strconv.Itoa(i)] = "v"
 	}
 	return m
-}
-
-func TestEventQueueOrderAndClose(t *testing.T) {
-	q := newEventQueue()
-	var got []Event
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		q.run(context.Background(), func(e Event) {
-			mu.Lock()
-			got = append(got, e)
-			mu.Unlock()
-		})
-	}()
-	var want []Event
-	for i := range 100 {
-		e := Event{Type: MemberUp, Member: Member{Node: "n", Incarnation: uint64(i + 1)}}
-		want = append(want, e)
-		q.push(e)
-	}
-	q.close()
-	<-done
-	q.push(Event{Type: MemberDown}) // dropped after close
-	require.Equal(t, want, got)
-
-	// Abort drops what is left.
-	q = newEventQueue()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	q.push(Event{Type: MemberUp})
-	q.run(ctx, func(Event) { t.Error("delivered after abort") })
 }
 
 func TestConsulLifecycleWithoutAgent(t *testing.T) {

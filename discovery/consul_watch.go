@@ -80,7 +80,7 @@ func (p *Consul) waitTime(now time.Time) time.Duration {
 func (p *Consul) applyResult(insts []instance, clean bool) {
 	p.mu.Lock()
 	evs := p.table.apply(time.Now(), insts, clean)
-	p.queue.push(evs...)
+	p.queue.Push(evs...)
 	selfDown := p.table.selfDown()
 	p.mu.Unlock()
 	if selfDown {

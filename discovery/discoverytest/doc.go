@@ -1,5 +1,5 @@
 // Package discoverytest is the conformance suite every discovery.Provider
-// with a backend (Consul, etcd) passes against that backend, running for
+// with a backend (Consul, etcd, Kubernetes) passes against that backend, running for
 // real: a node frozen past its TTL is reported down and declares itself
 // dead, a killed node restarted under its name is a new incarnation, a
 // stopped node is deregistered and never registers again, and the watch
@@ -17,5 +17,5 @@
 // incarnation is registered, and interrupt every watch.
 //
 // The package is imported by tests only; it is exported so that provider
-// modules of their own (discovery/etcd) can run it.
+// modules of their own (discovery/etcd, discovery/kubernetes) can run it.
 package discoverytest

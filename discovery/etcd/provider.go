@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/discovery/internal/evqueue"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -40,7 +41,7 @@ type Etcd struct {
 	lease        clientv3.LeaseID
 	ttl          time.Duration // as etcd granted it
 	table        *table
-	queue        *eventQueue
+	queue        *evqueue.Queue[discovery.Event]
 	stopRen      context.CancelFunc
 	stopWat      context.CancelFunc
 	abortNtf     context.CancelFunc
@@ -124,7 +125,7 @@ func (p *Etcd) Start(ctx context.Context, self discovery.Member, notify func(dis
 	p.lease = grant.ID
 	p.ttl = time.Duration(grant.TTL) * time.Second
 	p.table = newTable(self, tombRetention)
-	p.queue = newEventQueue()
+	p.queue = evqueue.New[discovery.Event]()
 
 	var renCtx, watCtx, ntfCtx context.Context
 	renCtx, p.stopRen = context.WithCancel(context.Background())
@@ -137,7 +138,7 @@ func (p *Etcd) Start(ctx context.Context, self discovery.Member, notify func(dis
 	go p.runWatcher(watCtx, client)
 	go func() {
 		defer close(p.notifierDone)
-		p.queue.run(ntfCtx, notify)
+		p.queue.Run(ntfCtx, notify)
 	}()
 	p.log.Info("discovery: etcd: registered", "key", key, "lease", fmt.Sprintf("%x", grant.ID), "ttl", p.ttl)
 	return nil
@@ -233,7 +234,7 @@ func (p *Etcd) stop(ctx context.Context) error {
 	p.stopWat()
 	<-p.watcherDone
 
-	p.queue.close()
+	p.queue.Close()
 	select {
 	case <-p.notifierDone:
 	case <-ctx.Done():
@@ -257,7 +258,7 @@ func (p *Etcd) declareDead(client *clientv3.Client, lease clientv3.LeaseID, reas
 	p.dead.Store(true)
 	p.deadCause.Store(reason)
 	p.log.Error("discovery: etcd: this incarnation is declared dead; no longer renewing its lease", "key", p.key, "reason", reason)
-	p.queue.push(p.table.selfDead(time.Now(), p.self)...)
+	p.queue.Push(p.table.selfDead(time.Now(), p.self)...)
 	p.stopRen()
 	p.mu.Unlock()
 

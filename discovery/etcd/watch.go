@@ -144,7 +144,7 @@ func (p *Etcd) member(key string, value []byte, bad map[string]bool) (discovery.
 // key.
 func (p *Etcd) publish(client *clientv3.Client, evs []discovery.Event) {
 	p.mu.Lock()
-	p.queue.push(evs...)
+	p.queue.Push(evs...)
 	selfDown, lease := p.table.selfDown(), p.lease
 	p.mu.Unlock()
 	if selfDown {

@@ -31,16 +31,24 @@
 //     observer's own clock (no clock skew between nodes matters);
 //   - the pod the lease names exists with the same UID (a pod recreated
 //     under the same name is another pod: a restarted pod is a new
-//     incarnation at its new address), is Running and not terminating
-//     (no deletionTimestamp);
-//   - the pod is Ready, or the lease says Draining (a draining node's pod
-//     turns not ready on purpose while its calls finish).
+//     incarnation at its new address) and is Running;
+//   - the pod is Ready, or the member drains: the lease says Draining (a
+//     draining node's pod turns not ready on purpose while its calls
+//     finish), or the pod is terminating.
+//
+// A terminating pod (deletionTimestamp set) is reported draining
+// (MemberUpdated, Draining true), not down: Kubernetes marks a pod
+// terminating before preStop and SIGTERM, and the node then drains
+// within the grace period; reporting it down at once would fail the calls
+// it is finishing, and its own view would declare it dead. It is down
+// when its node stops (the lease is deleted), its lease expires, or the
+// kubelet kills it (not Running) or the pod object goes.
 //
 // When any of these stops holding, the incarnation is MemberDown, for
-// good: it is never reported up again. So a pod deleted, terminating, not
-// ready, or whose lease expired (the process froze: SIGSTOP, a stuck
-// machine) is reported down within its lease TTL plus the watch latency,
-// and everything pinned to it fails then. A node that sees itself reported
+// good: it is never reported up again. So a pod deleted, not ready, or
+// whose lease expired (the process froze: SIGSTOP, a stuck machine) is
+// reported down within its lease TTL plus the watch latency, and
+// everything pinned to it fails then. A node that sees itself reported
 // down, or whose renewer finds it did not run for a TTL (it was frozen),
 // declares itself dead: MemberDown for self, which makes remote stop the
 // node; its restart is a new incarnation.
@@ -54,13 +62,31 @@
 // Watching. The provider lists pods and leases, then watches both from
 // the listed resource versions, reopening a watch the server ends from
 // the last version seen; on 410 Gone it relists. API errors back off
-// (BackoffMin doubling to BackoffMax, with jitter). While the API is
-// unreachable the last view is kept: nobody is reported up or down (an
-// unreachable API is not a dead cluster), and after the relist every
-// lease gets one TTL from then to be seen renewed, so a node that froze
-// meanwhile is found one TTL after the API is back. A node cut off from
-// the API alone (not from its peers) is reported down by the others after
-// a TTL; the remote layer's incarnation handshake then refuses it.
+// (BackoffMin doubling to BackoffMax, with jitter).
+//
+// While the API is unreachable the last view is kept: nobody is reported
+// up or down, this node included (an unreachable API is not a dead
+// cluster). A node knows it is cut off when its own renewals stop
+// showing: it times the others' leases only while it has seen its own
+// lease renewed within 1.5 RenewEvery (on the watch or in a list). Past
+// that its view is blind, and an unrenewed lease means a stale view, not
+// a dead peer; this holds whether the API refuses connections or keeps
+// watches open that show nothing (an apiserver shutting down does so).
+// When its renewals show again, or after a relist that follows an error,
+// every lease gets one TTL from then to be seen renewed, so a node that
+// froze meanwhile is found one TTL after the API is back. An open watch
+// that shows none of this node's renewals for a TTL is dropped and the
+// provider relists.
+//
+// A node cut off from the API alone (not from its peers) is reported down
+// by the others after a TTL, for good (it is never reported up again,
+// even if its lease is renewed later); its own view, blind meanwhile,
+// reports nobody down, and once back, the first peer it dials refuses it
+// as declared dead, which stops it. Failed
+// renewals never kill a node by themselves, whatever the error: the whole
+// cluster may be cut off alike, as in an apiserver restart (a restarted
+// apiserver even answers Forbidden for a moment, before its RBAC cache
+// is filled).
 //
 // Goroutines, all owned by the provider and waited for by Stop: the
 // renewer (lease renewals and Update), the watcher, and the notify

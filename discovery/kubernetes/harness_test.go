@@ -334,8 +334,11 @@ func (e *env) startChild(name string) *child {
 	return c
 }
 
-func (e *env) tryChild(name string) (*child, error) {
-	raw, _ := json.Marshal(childOpts{Name: name, Pod: name, Namespace: e.ns, Kubeconfig: e.saConfig})
+func (e *env) tryChild(name string) (*child, error) { return e.childVia(name, e.saConfig) }
+
+// childVia starts a child whose provider uses the kubeconfig at kc.
+func (e *env) childVia(name, kc string) (*child, error) {
+	raw, _ := json.Marshal(childOpts{Name: name, Pod: name, Namespace: e.ns, Kubeconfig: kc})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envChild+"="+string(raw))
 	out, err := cmd.StdoutPipe()
@@ -444,6 +447,17 @@ func runChild(raw string) int {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", probe.Handler())
+	// /call?node=x calls x's whoami: the test makes the node dial a peer.
+	mux.HandleFunc("GET /call", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		res, err := sys.Call(ctx, r.URL.Query().Get("node"), "whoami", wrapperspb.String(""))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		fmt.Fprint(w, res.(*wrapperspb.StringValue).Value)
+	})
 	mux.HandleFunc("GET /members", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()

@@ -30,23 +30,67 @@ type leaseState struct {
 // view is the synchronous membership core: the watcher feeds it pods and
 // leases and asks for the events since the last call. Not safe for
 // concurrent use; the watcher goroutine owns it.
+//
+// The view times leases only while it sees: while this node's own lease
+// was seen renewed (on the watch, or in a list) within blindAfter. A node
+// renews every RenewEvery; when its own renewals stop showing, the API or
+// the watch is down for it, so nobody else's renewals can show either: it
+// is blind, and an unrenewed lease then means a stale view, not a dead
+// peer. Blind, it expires nobody (itself included); when it sees again,
+// every lease gets one TTL from then.
+//
+// blindAfter is 1.5 RenewEvery, halfway between the two bounds it must
+// respect: above RenewEvery (with the other half for the jitter of this
+// node's own renewals), and below TTL - RenewEvery = 2 RenewEvery, how
+// long the lease of a live peer that renewed just before the outage
+// still has to run (with the other half for that peer's jitter).
 type view struct {
-	selfNode string
-	selfInc  uint64
-	pods     map[string]podState   // by pod name
-	leases   map[string]leaseState // by node name
-	up       map[string]discovery.Member
-	tomb     map[string]time.Time // incarnation IDs reported down, until forgotten
-	tombFor  time.Duration
-	stopping bool
+	selfNode   string
+	selfInc    uint64
+	pods       map[string]podState   // by pod name
+	leases     map[string]leaseState // by node name
+	up         map[string]discovery.Member
+	tomb       map[string]time.Time // incarnation IDs reported down, until forgotten
+	tombFor    time.Duration
+	blindAfter time.Duration
+	blind      bool // as of the last events call
+	stopping   bool
 }
 
-func newView(self discovery.Member, tombFor time.Duration) *view {
+func newView(self discovery.Member, tombFor, renewEvery time.Duration) *view {
 	return &view{
 		selfNode: self.Node, selfInc: self.Incarnation,
 		pods: map[string]podState{}, leases: map[string]leaseState{},
 		up: map[string]discovery.Member{}, tomb: map[string]time.Time{}, tombFor: tombFor,
+		blindAfter: renewEvery + renewEvery/2,
 	}
+}
+
+// selfSeen is when this node's own lease was last seen renewed, zero if
+// it is not in the view.
+func (v *view) selfSeen() time.Time {
+	if l, ok := v.leases[v.selfNode]; ok && l.member.Incarnation == v.selfInc {
+		return l.seen
+	}
+	return time.Time{}
+}
+
+// sight reports whether the view can time leases at now, and on seeing
+// again after being blind gives every lease one TTL from now.
+func (v *view) sight(now time.Time) bool {
+	seen := v.selfSeen()
+	seeing := !seen.IsZero() && now.Sub(seen) <= v.blindAfter
+	switch {
+	case !seeing:
+		v.blind = true
+	case v.blind:
+		v.blind = false
+		for node, l := range v.leases {
+			l.seen = now
+			v.leases[node] = l
+		}
+	}
+	return seeing
 }
 
 func (v *view) setPod(name string, p podState) { v.pods[name] = p }
@@ -84,28 +128,45 @@ func (v *view) relisted(pods map[string]podState, leases []leaseState, now time.
 
 // alive is the membership rule: a node's incarnation is a member while
 // its lease is fresh and names a pod that exists with the same UID, runs,
-// is not terminating, and is Ready (or draining: a draining node's pod
-// turns not ready on purpose while its calls finish).
-func (v *view) alive(l leaseState, now time.Time) bool {
+// and is Ready or draining (a draining node's pod turns not ready on
+// purpose while its calls finish; a terminating pod drains, see
+// reported). A lease is timed only when timed (the view sees, see sight).
+func (v *view) alive(l leaseState, now time.Time, timed bool) bool {
 	p, ok := v.pods[l.pod]
-	if !ok || p.uid != l.podUID || !p.running || p.terminating {
+	if !ok || p.uid != l.podUID || !p.running {
 		return false
 	}
-	if !p.ready && !l.member.Draining {
+	if !p.ready && !v.reported(l).Draining {
 		return false
 	}
-	return now.Sub(l.seen) <= l.ttl
+	return !timed || now.Sub(l.seen) <= l.ttl
+}
+
+// reported is the member a lease stands for: the one it publishes,
+// draining once its pod is terminating. Kubernetes marks a pod
+// terminating (deletionTimestamp) before preStop and SIGTERM, from which
+// the node drains within the grace period: reporting it down at once
+// would fail the calls it is finishing and make it refuse itself. It is
+// down when it stops (its lease is deleted), its lease expires, or the
+// pod object goes.
+func (v *view) reported(l leaseState) discovery.Member {
+	m := l.member
+	if v.pods[l.pod].terminating {
+		m.Draining = true
+	}
+	return m
 }
 
 // events compares what is alive now with what was reported and returns
 // the events, in a stable order (downs first, then ups and updates, by
 // node name).
 func (v *view) events(now time.Time) []discovery.Event {
+	timed := v.sight(now)
 	var downs, ups []discovery.Event
 	for _, node := range slices.Sorted(maps.Keys(v.up)) {
 		m := v.up[node]
 		l, ok := v.leases[node]
-		if ok && l.member.Incarnation == m.Incarnation && v.alive(l, now) {
+		if ok && l.member.Incarnation == m.Incarnation && v.alive(l, now, timed) {
 			continue
 		}
 		if v.stopping && node == v.selfNode {
@@ -117,22 +178,36 @@ func (v *view) events(now time.Time) []discovery.Event {
 	}
 	for _, node := range slices.Sorted(maps.Keys(v.leases)) {
 		l := v.leases[node]
-		if _, dead := v.tomb[l.member.ID()]; dead || !v.alive(l, now) {
+		if _, dead := v.tomb[l.member.ID()]; dead || !v.alive(l, now, timed) {
 			continue
 		}
+		m := v.reported(l)
 		old, ok := v.up[node]
 		switch {
 		case !ok:
-			ups = append(ups, discovery.Event{Type: discovery.MemberUp, Member: l.member})
-		case !sameMember(old, l.member):
-			ups = append(ups, discovery.Event{Type: discovery.MemberUpdated, Member: l.member})
+			ups = append(ups, discovery.Event{Type: discovery.MemberUp, Member: m})
+		case !sameMember(old, m):
+			ups = append(ups, discovery.Event{Type: discovery.MemberUpdated, Member: m})
 		default:
 			continue
 		}
-		v.up[node] = l.member
+		v.up[node] = m
 	}
+	// A tomb is forgotten tombFor after the down, once no lease names
+	// that incarnation any more: a lease still renewed (its node cut off
+	// from the API alone came back) must not bring it up again.
+	var named map[string]bool // built once, when a tomb is due
 	for id, at := range v.tomb {
-		if now.Sub(at) > v.tombFor {
+		if now.Sub(at) <= v.tombFor {
+			continue
+		}
+		if named == nil {
+			named = make(map[string]bool, len(v.leases))
+			for _, l := range v.leases {
+				named[l.member.ID()] = true
+			}
+		}
+		if !named[id] {
 			delete(v.tomb, id)
 		}
 	}

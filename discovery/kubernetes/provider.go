@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
+	"github.com/mailroom-go/mailroom/discovery/internal/evqueue"
 	coordv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,16 +32,23 @@ type Provider struct {
 	updates chan updateReq
 	dead    atomic.Bool
 
+	// Test hooks (export_test.go), set before Start: beforeTick runs
+	// before each renewal (the conformance suite freezes the renewer
+	// with it); crash makes Stop keep the lease, as a kill would.
+	beforeTick func(ctx context.Context)
+	crash      atomic.Bool
+
 	mu       sync.Mutex // protects following
 	started  bool
 	stopped  bool
 	self     discovery.Member
 	podUID   string
 	view     *view
-	queue    *eventQueue
+	queue    *evqueue.Queue[discovery.Event]
 	stopRen  context.CancelFunc
 	stopWat  context.CancelFunc
 	abortNtf context.CancelFunc
+	deadWhy  string
 
 	renewerDone  chan struct{}
 	watcherDone  chan struct{}
@@ -129,13 +137,13 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	if err := p.publish(ctx, self, true); err != nil {
 		return err
 	}
-	v := newView(self, 2*time.Minute)
+	v := newView(self, 2*time.Minute, p.cfg.RenewEvery)
 	if _, _, err := p.relist(ctx, v, false, true); err != nil { // p.mu is held
 		_ = p.client.CoordinationV1().Leases(ns).Delete(context.WithoutCancel(ctx), p.lease, metav1.DeleteOptions{})
 		return err
 	}
-	p.started, p.self, p.view, p.queue = true, self, v, newEventQueue()
-	p.queue.push(v.events(time.Now())...)
+	p.started, p.self, p.view, p.queue = true, self, v, evqueue.New[discovery.Event]()
+	p.queue.Push(v.events(time.Now())...)
 	var renCtx, watCtx, ntfCtx context.Context
 	renCtx, p.stopRen = context.WithCancel(context.Background())
 	watCtx, p.stopWat = context.WithCancel(context.Background())
@@ -145,7 +153,7 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	go p.runWatcher(watCtx)
 	go func() {
 		defer close(p.notifierDone)
-		p.queue.run(ntfCtx, notify)
+		p.queue.Run(ntfCtx, notify)
 	}()
 	p.log.Info("discovery: kubernetes: registered", "lease", ns+"/"+p.lease, "pod", p.cfg.PodName, "ttl", p.cfg.LeaseTTL)
 	return nil
@@ -261,7 +269,7 @@ func (p *Provider) stop(ctx context.Context) error {
 	p.stopRen()
 	<-p.renewerDone
 	var err error
-	if !p.dead.Load() {
+	if !p.dead.Load() && !p.crash.Load() {
 		err = p.client.CoordinationV1().Leases(p.cfg.Namespace).Delete(ctx, p.lease, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			err = fmt.Errorf("discovery: kubernetes: deleting lease %s (it expires in %v): %w", p.lease, p.cfg.LeaseTTL, err)
@@ -271,7 +279,7 @@ func (p *Provider) stop(ctx context.Context) error {
 	}
 	p.stopWat()
 	<-p.watcherDone
-	p.queue.close()
+	p.queue.Close()
 	select {
 	case <-p.notifierDone:
 	case <-ctx.Done():
@@ -288,10 +296,15 @@ func (p *Provider) declareDead(reason string) {
 	if p.stopped || !p.dead.CompareAndSwap(false, true) {
 		return
 	}
+	p.deadWhy = reason
 	p.log.Error("discovery: kubernetes: this incarnation is declared dead; no longer renewing its lease", "node", p.self.Node, "reason", reason)
-	p.queue.push(discovery.Event{Type: discovery.MemberDown, Member: p.self})
+	p.queue.Push(discovery.Event{Type: discovery.MemberDown, Member: p.self})
 	p.stopRen()
 }
 
-// Dead reports whether this incarnation was declared dead.
-func (p *Provider) Dead() bool { return p.dead.Load() }
+// Dead reports whether this incarnation was declared dead, and why.
+func (p *Provider) Dead() (bool, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead.Load(), p.deadWhy
+}

@@ -17,18 +17,28 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// errGone: a watch's resource version is too old (410 Gone); relist.
-var errGone = errors.New("resource version expired (410 Gone)")
+var (
+	// errGone: a watch's resource version is too old (410 Gone); relist.
+	errGone = errors.New("resource version expired (410 Gone)")
+	// errBlind: the watch shows nothing, not even this node's renewals;
+	// relist.
+	errBlind = errors.New("the watch shows no renewals")
+)
 
 // runRenewer renews self's lease every RenewEvery and publishes Update
 // requests. If its own clock shows it did not run for LeaseTTL (the
 // process was frozen), the lease has expired and others reported this
-// incarnation down: it declares itself dead instead of renewing.
+// incarnation down: it declares itself dead instead of renewing. Failed
+// renewals do not kill it, however long they fail: the whole cluster may
+// be cut off alike (an apiserver restart, after which the apiserver even
+// answers Forbidden for a moment, its RBAC cache not yet filled), and the
+// view stands meanwhile (see view.sight).
 func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 	defer close(p.renewerDone)
 	t := time.NewTicker(p.cfg.RenewEvery)
 	defer t.Stop()
 	last := time.Now()
+	lastOK := last
 	fails := 0
 	for {
 		var req *updateReq
@@ -39,6 +49,15 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 		case r := <-p.updates:
 			req = &r
 			self = r.self
+		}
+		if p.beforeTick != nil {
+			p.beforeTick(ctx)
+		}
+		if ctx.Err() != nil {
+			if req != nil {
+				req.reply <- discovery.ErrStopped
+			}
+			return
 		}
 		if gap := time.Since(last); gap > p.cfg.LeaseTTL {
 			p.declareDead(fmt.Sprintf("the renewer did not run for %v, more than the lease TTL %v (frozen?)", gap.Round(time.Millisecond), p.cfg.LeaseTTL))
@@ -58,9 +77,10 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 				p.mu.Unlock()
 			}
 			if fails > 0 {
-				p.log.Info("discovery: kubernetes: renewing the lease works again", "after_failures", fails)
+				p.log.Info("discovery: kubernetes: renewing the lease works again", "after_failures", fails, "unrenewed_for", time.Since(lastOK).Round(time.Millisecond))
 			}
 			fails = 0
+			lastOK = time.Now()
 		} else if ctx.Err() == nil {
 			fails++
 			if fails == 1 || fails%10 == 0 {
@@ -68,6 +88,9 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 			}
 		}
 		if req != nil {
+			if err != nil && ctx.Err() != nil {
+				err = discovery.ErrStopped // Stop began during the write
+			}
 			req.reply <- err
 		}
 	}
@@ -76,8 +99,9 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 // runWatcher lists, then watches pods and leases from the listed
 // resource versions; it relists on 410 Gone and after errors, backing
 // off. While the API is unreachable the last view stands: nothing
-// expires, nothing is reported; after a relist, every lease gets one
-// TTL from then to be seen renewed.
+// expires, nothing is reported (view.sight); after a relist, or once its
+// own renewals show again, every lease gets one TTL from then to be seen
+// renewed.
 func (p *Provider) runWatcher(ctx context.Context) {
 	defer close(p.watcherDone)
 	v := p.view
@@ -141,7 +165,7 @@ func (p *Provider) apply(v *view) {
 	if p.dead.Load() {
 		return
 	}
-	p.queue.push(evs...)
+	p.queue.Push(evs...)
 	if v.selfDown(inc) {
 		p.declareDead("the cluster's view reports this incarnation down (lease expired, pod not ready, deleted or replaced)")
 	}
@@ -226,6 +250,15 @@ func (p *Provider) watch(ctx context.Context, v *view, podsRV, leasesRV *string)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
+			// An open watch that shows not even this node's own renewals
+			// for a TTL may be stuck (the apiserver shutting down keeps
+			// its watches open while it refuses requests): relist.
+			p.mu.Lock()
+			seen := v.selfSeen()
+			p.mu.Unlock()
+			if since := time.Since(seen); !seen.IsZero() && !p.dead.Load() && since > p.cfg.LeaseTTL {
+				return fmt.Errorf("%w: this node's own lease not seen renewed for %v", errBlind, since.Round(time.Millisecond))
+			}
 		case ev, ok := <-pw.ResultChan():
 			if !ok {
 				pw.Stop()

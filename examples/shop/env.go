@@ -20,6 +20,7 @@ import (
 // start (a typo in a manifest is an error, not a default).
 var envVars = []struct{ name, doc string }{
 	{"SHOP_ROLE", "stock, orders or api: run that node; unset: the driver, which runs all three as child processes"},
+	{"SHOP_NAME", "the node's name; default the role. Others find stock and orders by the role's name, so only the api (reached by HTTP) may run several nodes, each its own name (a pod's, say)"},
 	{"SHOP_STOCK", "stock's node address: where stock listens; with static discovery also where the others dial it"},
 	{"SHOP_ORDERS", "orders' node address (as SHOP_STOCK)"},
 	{"SHOP_API_NODE", "api's node address (as SHOP_STOCK)"},
@@ -63,6 +64,7 @@ const demoCookie = "shop-demo-cookie-0123456789abcdef"
 
 // nodeEnv is how one role's node starts, from the environment.
 type nodeEnv struct {
+	name      string                   // the node's name
 	listen    string                   // the node's listen address
 	advertise string                   // what it tells peers ("" = the listener's)
 	cookie    string                   //
@@ -80,6 +82,10 @@ func readNodeEnv(role string) (nodeEnv, error) {
 		return nodeEnv{}, err
 	}
 	e := nodeEnv{listen: os.Getenv(addrVar[role]), cookie: os.Getenv("SHOP_COOKIE"), drain: 20 * time.Second, onStdin: os.Getenv("SHOP_STOP_ON_STDIN") == "1"}
+	e.name = os.Getenv("SHOP_NAME")
+	if e.name == "" {
+		e.name = role
+	}
 	if e.listen == "" {
 		return e, fmt.Errorf("%s is empty: want the %s node's address, e.g. 127.0.0.1:7946", addrVar[role], role)
 	}

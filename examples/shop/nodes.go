@@ -27,7 +27,7 @@ import (
 func startNode(role string, peers []string, types ...proto.Message) (*actor.System, *remote.Node, nodeEnv) {
 	env, err := readNodeEnv(role)
 	check(err)
-	sys, err := actor.Start(actor.Config{Name: role, Logger: logger()})
+	sys, err := actor.Start(actor.Config{Name: env.name, Logger: logger()})
 	check(err)
 	check(sys.RegisterTypes(types...))
 	cfg := remote.Config{Cookie: env.cookie, Listen: env.listen, Advertise: env.advertise}
