@@ -201,8 +201,11 @@ func isStatic(p discovery.Provider) bool {
 }
 
 func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {
+	// Native links only: the hook fires for those, so a pool link still
+	// counted here (it dies on its own, with no hook) would keep a peer
+	// cut off in placement for good.
 	for _, li := range c.node.Links() {
-		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native+li.Pool-li.Fenced > 0 {
+		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native-li.Fenced > 0 {
 			return
 		}
 	}
