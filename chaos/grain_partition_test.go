@@ -129,8 +129,12 @@ func grainPartition(t *testing.T, name string, consul bool) {
 		co.Seeds = []string{"a=" + px["a"].Addr(), "b=" + px["b"].Addr()}
 	}
 	c, _ := startChild(t, co)
-	eventually(t, 30*time.Second, "a and b see three hosts", func() bool {
-		return len(ga.c.Hosts(counterKind)) == 3 && len(gb.c.Hosts(counterKind)) == 3
+	// The clients start once every node sees the others (a service
+	// ready when its cluster formed): the figures are the partition's,
+	// not those of nodes serving before they have seen each other.
+	eventually(t, 30*time.Second, "every node sees three hosts", func() bool {
+		v, err := a.sys.Call(ctxFor(t, 5*time.Second), "c", "grain_hosts", &testpb.Echo{})
+		return err == nil && v.(*testpb.Echo).N == 3 && len(ga.c.Hosts(counterKind)) == 3 && len(gb.c.Hosts(counterKind)) == 3
 	})
 
 	// Every identity activated once, from a; c owns about a third.
@@ -165,6 +169,10 @@ func grainPartition(t *testing.T, name string, consul bool) {
 	wg.Wait()
 	require.NoError(t, warmErr)
 	require.NotEmpty(t, cOwned, "c owns some of the identities")
+	for _, n := range []string{"a", "b", "c"} {
+		_, err := a.sys.Call(ctxFor(t, 5*time.Second), n, "grain_load", &testpb.Echo{})
+		require.NoError(t, err)
+	}
 	eventually(t, 30*time.Second, "the local clients under way", func() bool {
 		return ga.load.ok.Load() > 200 && gb.load.ok.Load() > 200
 	})

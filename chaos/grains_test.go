@@ -22,6 +22,7 @@ import (
 	grains "github.com/mailroom-go/mailroom/cluster"
 	"github.com/mailroom-go/mailroom/internal/testpb"
 	"github.com/mailroom-go/mailroom/remote"
+	"google.golang.org/protobuf/proto"
 )
 
 // The grain scenarios' machinery: a counting grain whose own code writes
@@ -39,7 +40,8 @@ const (
 	// ExtraGrainStore is the directory the grains save their counts in.
 	ExtraGrainStore = "grain_store"
 	// ExtraGrainLoad is how many local clients request grains from this
-	// node all along (its own frontends); 0: none.
+	// node (its own frontends), from the call of its "grain_load"
+	// function on; 0: none.
 	ExtraGrainLoad = "grain_load"
 	// ExtraGrainIDs is how many identities ("u-0" ...) the local clients
 	// pick from. Default 1000.
@@ -180,14 +182,28 @@ func startGrains(sys *actor.System, n *remote.Node, extra map[string]string) (*g
 		return nil, err
 	}
 	g := &grainNode{c: c}
-	if w := atoi(extra[ExtraGrainLoad]); w > 0 {
-		ids := atoi(extra[ExtraGrainIDs])
-		if ids == 0 {
-			ids = 1000
-		}
-		g.load = startGrainLoad(sys, c, w, ids)
+	ids := atoi(extra[ExtraGrainIDs])
+	if ids == 0 {
+		ids = 1000
 	}
-	return g, nil
+	var once sync.Once
+	// grain_load starts the local clients (once); grain_hosts answers
+	// how many hosts of the kind this node sees.
+	err = sys.Register("grain_load", func(context.Context, proto.Message) (proto.Message, error) {
+		once.Do(func() {
+			if w := atoi(extra[ExtraGrainLoad]); w > 0 {
+				g.load = startGrainLoad(sys, c, w, ids)
+			}
+		})
+		return &testpb.Echo{}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = sys.Register("grain_hosts", func(context.Context, proto.Message) (proto.Message, error) {
+		return &testpb.Echo{N: int64(len(c.Hosts(counterKind)))}, nil
+	})
+	return g, err
 }
 
 // grainLoad is a node's local clients: each requests "add" of random

@@ -150,6 +150,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	if err := sys.Register(activateFn, c.handleActivate); err != nil {
 		return nil, fmt.Errorf("cluster: start on node %s (already started?): %w", sys.Name(), err)
 	}
+	if err := sys.Register(handoffFn, c.handleHandoff); err != nil {
+		return nil, fmt.Errorf("cluster: start on node %s: %w", sys.Name(), err)
+	}
 	hooks := remote.Hooks{
 		OnMember:   c.onMember,
 		OnPeer:     func(p remote.PeerInfo) { c.onAnnounce(p, p.Draining, p.Meta) },

@@ -143,6 +143,9 @@ func (h *host) start(ctx context.Context, k *Kind, a *activation) {
 		}
 		c.stats.leasesAcquired.Add(1)
 		a.lease = ls
+	} else if err := h.handoff(ctx, a); err != nil {
+		fail(err)
+		return
 	}
 	props := h.props(k, a)
 	pid, err := c.sys.SpawnNamed(props, actorName(a.kind, a.identity))
