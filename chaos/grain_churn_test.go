@@ -41,23 +41,44 @@ const (
 // identity may overlap another's on a different incarnation, and each
 // sender's messages to a grain (two sends, then the request) must arrive
 // in order within an activation.
-func TestGrainChurn(t *testing.T) {
-	sc := newScenario(t, "grain-churn")
+func TestGrainChurn(t *testing.T) { grainChurn(t, "grain-churn", true) }
+
+// TestGrainChurnStatic: the same churn with Static and no leases: the
+// joins are ordered by the handoff (the new owner waits for the previous
+// one to stop its activation), the leaves by the leaver stopping its
+// activations before its links go.
+func TestGrainChurnStatic(t *testing.T) { grainChurn(t, "grain-churn-static", false) }
+
+func grainChurn(t *testing.T, name string, consul bool) {
+	sc := newScenario(t, name)
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	require.NoError(t, os.Mkdir(store, 0o755))
 	logOf := func(n string) string { return filepath.Join(dir, n+".activations") }
 	extra := func(n string) map[string]string {
-		return map[string]string{ExtraGrainLog: logOf(n), ExtraGrainStore: store, ExtraGrainIDs: strconv.Itoa(gcIdentities)}
+		e := map[string]string{ExtraGrainLog: logOf(n), ExtraGrainStore: store, ExtraGrainIDs: strconv.Itoa(gcIdentities)}
+		if !consul {
+			e[ExtraGrainNoLeases] = "1"
+		}
+		return e
 	}
-	base := testnode.Options{Consul: consultest.Addr(t), ConsulService: fmt.Sprintf("chaos-gc-%08x", rand.Uint32()),
-		TTL: gpTTL, LockDelay: gpLockDelay}
+	base := testnode.Options{}
+	if consul {
+		base = testnode.Options{Consul: consultest.Addr(t), ConsulService: fmt.Sprintf("chaos-gc-%08x", rand.Uint32()),
+			TTL: gpTTL, LockDelay: gpLockDelay}
+	}
+	var seeds []string
 	local := func(n string) *node {
 		o := base
 		o.Name = n
 		rc, err := testnode.RemoteConfigWith(o, newTap(t).Logger())
 		require.NoError(t, err)
-		return startLocal(t, n, rc, nil)
+		if !consul {
+			rc.Seeds = append([]string(nil), seeds...)
+		}
+		x := startLocal(t, n, rc, nil)
+		seeds = append(seeds, n+"="+x.n.Addr())
+		return x
 	}
 	a, b, drv := local("a"), local("b"), local("drv")
 	for _, x := range []*node{a, b} {
@@ -72,12 +93,21 @@ func TestGrainChurn(t *testing.T) {
 	logs := []string{logOf("a"), logOf("b")}
 	var prev *testnode.Child
 	joinWait := time.Duration(0)
-	start := time.Now()
+	start, startMono := time.Now(), monoNow()
 	for i := 1; i <= gcJoins; i++ {
 		name := "ch" + strconv.Itoa(i)
 		o := base
 		o.Name, o.Extra = name, extra(name)
+		if !consul {
+			// Static placement sees the peers a node is linked with:
+			// every node lists every other (here the live one before it).
+			o.Seeds = append([]string(nil), seeds...)
+			if prev != nil {
+				o.Seeds = append(o.Seeds, prev.Seed())
+			}
+		}
 		joinAt := time.Now()
+		t.Logf("join %s at %v", name, time.Since(start).Round(time.Millisecond))
 		ch, _ := startChild(t, o)
 		logs = append(logs, logOf(name))
 		// Joined: the driver places grains on it, and it answers them.
@@ -89,6 +119,7 @@ func TestGrainChurn(t *testing.T) {
 			return led.servedBy(name) >= gcServed && time.Since(joinAt) >= gcLife
 		})
 		if prev != nil {
+			t.Logf("leave %s at %v", prev.Name, time.Since(start).Round(time.Millisecond))
 			require.NoError(t, prev.Stop(20*time.Second), "%s leaving", prev.Name)
 		}
 		prev = ch
@@ -113,6 +144,13 @@ func TestGrainChurn(t *testing.T) {
 		}
 	}
 	ov := overlaps(acts, monoNow())
+	for i, pr := range ov.examples {
+		if i >= 6 {
+			break
+		}
+		rel := func(ns int64) string { return time.Duration(ns - startMono).Round(time.Millisecond).String() }
+		t.Logf("overlap %s: %s/%s [%s, %s] and %s/%s [%s, %s]", pr[0].id, pr[0].node, pr[0].act, rel(pr[0].start), rel(pr[0].stop), pr[1].node, pr[1].act, rel(pr[1].start), rel(pr[1].stop))
+	}
 	var lost, extraN, acked, maybe int64
 	for id, n := range led.acked {
 		got := loadCount(store, id)
@@ -126,7 +164,11 @@ func TestGrainChurn(t *testing.T) {
 		}
 	}
 
-	sc.set("provider", "consul")
+	provider := "static"
+	if consul {
+		provider = "consul"
+	}
+	sc.set("provider", provider)
 	sc.set("joins", gcJoins)
 	sc.set("leaves", gcJoins)
 	sc.set("identities", gcIdentities)
