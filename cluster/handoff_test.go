@@ -76,3 +76,40 @@ func TestStaticHandoffAsksOnlyTheRunnerUp(t *testing.T) {
 	}
 	require.EqualValues(t, n, handoffs, "one handoff per activation")
 }
+
+// TestConsulJoinReleasesLeasePromptly: with Consul the lease orders a
+// move on join, and the old owner gives the lease back as soon as its
+// view has the new owner, so the new owner's first activation does not
+// wait for the TTL (2 s here): it answers within 1 s of the view change.
+// Needs a real agent: make test, or scripts/consul.sh run -- go test ./cluster.
+func TestConsulJoinReleasesLeasePromptly(t *testing.T) {
+	cs := consulNodes(t, 2, newStore(), 0)
+	c1, c2 := cs[0], cs[1]
+	var id string
+	for i := 0; ; i++ {
+		id = fmt.Sprintf("join-%d", i)
+		if o, _ := c2.view.owner("account", id); o.node == c2.sys.Name() {
+			break
+		}
+	}
+	// c1 has not seen c2 join: it owns id in its view, and runs it.
+	require.True(t, c1.view.suspend(c2.sys.Name(), c2.sys.Incarnation()))
+	r, err := RequestAs[*testpb.Echo](ctxT(t, 10*time.Second), c1, c1.sys, "account", id, echo("add", 1))
+	require.NoError(t, err)
+	require.Equal(t, c1.sys.Name(), r.From)
+	_, err = c2.hosted.activate(ctxT(t, 5*time.Second), "account", id)
+	require.Equal(t, CodeLeaseHeld, actor.ErrorCode(err), "%v", err)
+
+	// c1 sees c2: it stops the activation and releases the lease at once.
+	require.True(t, c1.view.upsert(c2.sys.Name(), c2.sys.Incarnation(), []string{"account"}, true))
+	moved := time.Now()
+	c1.changed(true)
+	r2, err := RequestAs[*testpb.Echo](ctxT(t, 10*time.Second), c2, c2.sys, "account", id, echo("get", 0))
+	took := time.Since(moved)
+	require.NoError(t, err)
+	require.Equal(t, c2.sys.Name(), r2.From)
+	require.EqualValues(t, 1, r2.N, "the state c1 saved when it stopped")
+	t.Logf("the new owner answered %v after the old owner's view changed (TTL 2 s)", took)
+	require.Less(t, took, time.Second)
+	require.Zero(t, c2.Stats().Handoffs, "with leases, no handoff call")
+}
