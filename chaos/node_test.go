@@ -45,7 +45,14 @@ func ChildHook(sys *actor.System, n *remote.Node, o testnode.Options) error {
 	if childEq == nil {
 		return fmt.Errorf("chaos: ChildHook without ChildPreHook")
 	}
-	return childEq.attach(sys, n, o.Extra)
+	if err := childEq.attach(sys, n, o.Extra); err != nil {
+		return err
+	}
+	if o.Extra[ExtraGrainLog] != "" {
+		_, err := startGrains(sys, n, o.Extra)
+		return err
+	}
+	return nil
 }
 
 // ChildPreHook is the first half of ChildHook, run before the child's

@@ -95,7 +95,9 @@ func (c *Cluster) resolve(ctx context.Context, kind, identity string) (actor.PID
 		}
 		wait := false
 		switch code := actor.ErrorCode(err); {
-		case code == CodeLeaseHeld:
+		case code == CodeLeaseHeld, code == CodeHandoffPending, code == CodeStopping:
+			// The old activation has not ended yet, or the owner is
+			// leaving (or lost its leases): our view moves on soon.
 			wait = true
 		case code == CodeNotOwner && !refused:
 			refused = true

@@ -168,6 +168,9 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Cluster, error)
 	if err := c.registerInfo(); err != nil {
 		return nil, fmt.Errorf("cluster: start on node %s: %w", sys.Name(), err)
 	}
+	if err := sys.Register(handoffFn, c.handleHandoff); err != nil {
+		return nil, fmt.Errorf("cluster: start on node %s: %w", sys.Name(), err)
+	}
 	hooks := remote.Hooks{
 		OnMember:   c.onMember,
 		OnPeer:     func(p remote.PeerInfo) { c.onAnnounce(p, p.Draining, p.Meta) },
@@ -225,9 +228,10 @@ func isStatic(p discovery.Provider) bool {
 }
 
 func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {
+	// Native links only: the hook fires for those, so a pool link still
+	// counted here (it dies on its own, with no hook) would keep a peer
+	// cut off in placement for good.
 	for _, li := range c.node.Links() {
-		// Native links only: a pool link closing fires no hook, so one
-		// still closing here would keep a dead peer in placement for good.
 		if li.Node == p.Node && li.Incarnation == p.Incarnation && li.Native-li.Fenced > 0 {
 			return
 		}

@@ -36,13 +36,18 @@
 // margin on top for the old holder to finish stopping.
 //
 // With Static there are no leases: a node activates an identity when it
-// is the rendezvous owner in its own view, and hands over (the old owner
-// stops the activation, failing what it holds with a clear outcome, then
-// tells the new one) when the view changes. Two activations can overlap
-// while the views disagree: from a link's death on one side until the
-// other side's heartbeat declares it (remote.Config's liveness bound).
-// That window is documented in docs/CLUSTER.md (not yet measured under
-// a partition).
+// is the rendezvous owner in its own view, and only after the previous
+// owner in that view (the runner-up) has handed it off: asked by the new
+// owner before its first activation, the previous owner stops its
+// activation (what it is handling finishes, what is queued behind fails
+// as not executed) and answers; messages reaching the new owner
+// meanwhile wait up to 2 s, then are refused as not executed
+// (CodeHandoffPending) and retried by their senders (handoff.go). Two
+// activations can still overlap while the views disagree: from a link's
+// death on one side until the other side's heartbeat declares it
+// (remote.Config's liveness bound), and for as long as a partition lasts.
+// docs/CLUSTER.md gives the measured windows (chaos scenarios
+// grain-partition-static and grain-churn-static).
 //
 // # Messages
 //
@@ -79,9 +84,4 @@
 // placement cache hits and misses, refusals and retries; Kinds lists the
 // kinds with their hosts. metrics.WithCluster exports both to
 // Prometheus; Panel is the observer's panel of the cluster.
-//
-// # Not built yet
-//
-// A handover that waits for the old activation on the new owner's side
-// with Static: see issue 25.
 package cluster

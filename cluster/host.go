@@ -145,6 +145,9 @@ func (h *host) start(ctx context.Context, k *Kind, a *activation) {
 		}
 		c.stats.leasesAcquired.Add(1)
 		a.lease = ls
+	} else if err := h.handoff(ctx, a); err != nil {
+		fail(err)
+		return
 	}
 	props := h.props(k, a)
 	pid, err := c.sys.SpawnNamed(props, actorName(a.kind, a.identity))
@@ -160,6 +163,20 @@ func (h *host) start(ctx context.Context, k *Kind, a *activation) {
 	c.wg.Add(1)
 	go h.watch(a)
 	close(a.ready)
+	// A view change while it started found it not running yet
+	// (handOver looks at started activations only): look again now.
+	if !h.owns(a) {
+		if !a.handedOver.Swap(true) {
+			c.stats.handovers.Add(1)
+		}
+		c.sys.StopActor(a.pid)
+	}
+}
+
+// owns reports whether this node owns a's identity in its view.
+func (h *host) owns(a *activation) bool {
+	o, ok := h.c.view.owner(a.kind, a.identity)
+	return ok && o.node == h.c.sys.Name()
 }
 
 // props wraps the kind's props: the idle timeout passivates, a lease
@@ -263,7 +280,7 @@ func (h *host) running() []*activation {
 // their senders retry on the new owner.
 func (h *host) handOver() {
 	for _, a := range h.running() {
-		if o, ok := h.c.view.owner(a.kind, a.identity); !ok || o.node != h.c.sys.Name() {
+		if !h.owns(a) {
 			if !a.handedOver.Swap(true) {
 				h.c.stats.handovers.Add(1)
 			}

@@ -156,6 +156,23 @@ func (v *view) owner(kind, identity string) (candidate, bool) {
 	return owner(kind, identity, cands)
 }
 
+// previous is the owner of (kind, identity) among the hosts of kind
+// other than this node: the node that owned it before this one joined,
+// when the rest of the view has not changed since. ok is false when no
+// other node hosts the kind.
+func (v *view) previous(kind, identity string) (candidate, bool) {
+	v.mu.RLock()
+	cands := v.kinds[kind]
+	v.mu.RUnlock()
+	others := make([]candidate, 0, len(cands))
+	for _, c := range cands {
+		if c.node != v.self {
+			others = append(others, c)
+		}
+	}
+	return owner(kind, identity, others)
+}
+
 // hosts lists the live incarnations hosting kind.
 func (v *view) hosts(kind string) []candidate {
 	v.mu.RLock()

@@ -29,6 +29,8 @@ var (
 		"Activations that ended other than by a handover, a lost lease or the node stopping: idle (Kind.IdleTimeout), or stopped (by the grain itself, usually).")
 	descClusterHandovers = desc("mailroom_cluster_handovers_total",
 		"Activations stopped here because another node owns their identity now.")
+	descClusterHandoffs = desc("mailroom_cluster_handoffs_total",
+		"Activations started here after the previous owner handed the identity off (Static: it stopped its activation first).")
 	descClusterLeases = desc("mailroom_cluster_lease_events_total",
 		"Owner lease events: acquired, lost (while its activation ran), busy (an activation refused: held elsewhere).", "event")
 	descClusterCache = desc("mailroom_cluster_placement_lookups_total",
@@ -42,7 +44,7 @@ var (
 func describeCluster(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descClusterActivations, descClusterHosts, descClusterStarted, descClusterPassivations, descClusterHandovers,
-		descClusterLeases, descClusterCache, descClusterRefusals, descClusterRetries,
+		descClusterHandoffs, descClusterLeases, descClusterCache, descClusterRefusals, descClusterRetries,
 	} {
 		ch <- d
 	}
@@ -53,6 +55,7 @@ func collectCluster(ch chan<- prometheus.Metric, c *cluster.Cluster) {
 	counter(ch, descClusterStarted, st.Activations)
 	counter(ch, descClusterPassivations, st.Passivations)
 	counter(ch, descClusterHandovers, st.Handovers)
+	counter(ch, descClusterHandoffs, st.Handoffs)
 	counter(ch, descClusterLeases, st.LeasesAcquired, "acquired")
 	counter(ch, descClusterLeases, st.LeasesLost, "lost")
 	counter(ch, descClusterLeases, st.LeasesBusy, "busy")

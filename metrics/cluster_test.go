@@ -156,4 +156,15 @@ func TestScrapeCluster(t *testing.T) {
 	require.Equal(t, 10.0, total("mailroom_cluster_passivations_total"), "a handover is not a passivation")
 	require.Equal(t, 4.0, on("a", "mailroom_cluster_kind_hosts", "kind", "account"))
 	require.Equal(t, 0.0, on("d", "mailroom_cluster_activations", "kind", "account"))
+
+	// A moved identity's next message activates it on d, after its
+	// previous owner handed it off.
+	for _, id := range ids {
+		if o, _ := a.Owner("account", id); o == "d" {
+			req(id, "get")
+			break
+		}
+	}
+	mfs = scrape(t, srv.URL)
+	require.Equal(t, 1.0, on("d", "mailroom_cluster_handoffs_total"))
 }

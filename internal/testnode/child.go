@@ -42,6 +42,8 @@ type Options struct {
 	ConsulService string
 	TTL           time.Duration
 	Refresh       time.Duration
+	// LockDelay is ConsulConfig.LeaseLockDelay (0: its default).
+	LockDelay time.Duration
 	// TracerProvider is remote.Config.TracerProvider: for nodes in this
 	// process only (Local); a child has none.
 	TracerProvider trace.TracerProvider `json:"-"`
@@ -182,7 +184,7 @@ func RemoteConfigWith(o Options, log *slog.Logger) (remote.Config, error) {
 	if refresh == 0 {
 		refresh = ttl / 4
 	}
-	p, err := discovery.NewConsul(discovery.ConsulConfig{Address: o.Consul, Service: svc, TTL: ttl, RefreshEvery: refresh, Logger: log})
+	p, err := discovery.NewConsul(discovery.ConsulConfig{Address: o.Consul, Service: svc, TTL: ttl, RefreshEvery: refresh, LeaseLockDelay: o.LockDelay, Logger: log})
 	if err != nil {
 		return rc, err
 	}
