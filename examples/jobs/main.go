@@ -165,7 +165,7 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 	defer api.stop()
 
 	ids, poison := jobIDs(jobs)
-	client := &http.Client{Timeout: jobTimeout + 30*time.Second}
+	client := &http.Client{Timeout: jobTimeout + 30*time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: inflight}}
 	type answer struct {
 		code int // 0: no answer
 		body string
