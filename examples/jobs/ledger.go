@@ -49,7 +49,7 @@ func openLedger(path string) (*ledger, error) {
 }
 
 // add appends one execution and syncs it: once add returns, the line is
-// there after a kill of the process (and a crash of the machine).
+// there after a kill of the process.
 func (l *ledger) add(e ledgerLine) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -62,10 +62,18 @@ func runWorker() {
 		// The runner's answer or error as it is: a poison job's panic
 		// (executed), or a queued job's not executed when its runner
 		// crashed before taking it.
-		return actor.RequestNamedAs[*examplepb.Echo](ctx, sys, "", runnerOf(arg.(*examplepb.Echo).Text), arg)
+		job, err := asEcho(arg)
+		if err != nil {
+			return nil, err
+		}
+		return actor.RequestNamedAs[*examplepb.Echo](ctx, sys, "", runnerOf(job.Text), job)
 	}))
 	check(sys.Register("status", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
-		return serveStatus(g, arg.(*examplepb.Echo))
+		q, err := asEcho(arg)
+		if err != nil {
+			return nil, err
+		}
+		return serveStatus(g, q)
 	}))
 	startNode(sys, os.Getenv("JOBS_LISTEN"), nil)
 	fmt.Printf("ready recovered=%d\n", recovered)
@@ -73,6 +81,16 @@ func runWorker() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = sys.Stop(ctx) // drains, then stops the node
+}
+
+// asEcho is arg as the job (or status query) it must be; another type is
+// refused, not executed.
+func asEcho(arg proto.Message) (*examplepb.Echo, error) {
+	m, ok := arg.(*examplepb.Echo)
+	if !ok {
+		return nil, actor.NotExecutedError(fmt.Errorf("jobs: want an *examplepb.Echo, got %T", arg))
+	}
+	return m, nil
 }
 
 // runnerOf spreads the jobs over the runners by id, so the repeats of a
