@@ -43,7 +43,7 @@ func main() {
 type child struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	ready string // the rest of its "ready" line
+	ready map[string]string // the key=value fields of its "ready" line
 }
 
 // spawn starts a node from this same binary and waits for its "ready".
@@ -73,7 +73,12 @@ func spawn(env []string) (*child, error) {
 	select {
 	case s := <-line:
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(s), "ready"); ok {
-			return &child{cmd: cmd, in: in, ready: strings.TrimSpace(rest)}, nil
+			c := &child{cmd: cmd, in: in, ready: map[string]string{}}
+			for _, f := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(f, "=")
+				c.ready[k] = v
+			}
+			return c, nil
 		}
 		err = fmt.Errorf("said %q", s)
 	case <-t.C:
@@ -179,13 +184,16 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 	kill := func() {
 		mu.Lock()
 		defer mu.Unlock()
-		killed := time.Now()
+		killed, old := time.Now(), w[0].ready["inc"]
 		w[0].kill()
 		c, err := spawn(workerEnv(0))
 		w[0] = c
 		if err == nil {
 			restartMs = time.Since(killed).Milliseconds()
-			recovered = c.ready
+			recovered = c.ready["recovered"]
+			if c.ready["inc"] == old {
+				err = fmt.Errorf("the restarted %s has the incarnation of the killed one, %s", workers[0], old)
+			}
 		}
 		restarted <- err
 	}
@@ -283,7 +291,7 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 	}
 	killed := "killed=none"
 	if killAt > 0 && killAt <= len(ids) {
-		killed = fmt.Sprintf("killed=%s@%d restart_ms=%d %s", workers[0], killAt, restartMs, recovered)
+		killed = fmt.Sprintf("killed=%s@%d restart_ms=%d recovered=%s", workers[0], killAt, restartMs, recovered)
 	}
 	fmt.Printf("jobs=%d done=%d failed=%d lost=%d duplicated=%d %s %s took=%.1fs\n",
 		len(ids), done, failed, lost, duplicated, killed, stats, time.Since(start).Seconds())

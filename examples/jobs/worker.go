@@ -76,7 +76,7 @@ func runWorker() {
 		return serveStatus(g, q)
 	}))
 	startNode(sys, os.Getenv("JOBS_LISTEN"), nil)
-	fmt.Printf("ready recovered=%d\n", recovered)
+	fmt.Printf("ready inc=%s recovered=%d\n", inc, recovered)
 	waitStdin()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
