@@ -33,6 +33,10 @@ func main() {
 	inflight := flag.Int("inflight", 64, "jobs submitted at once")
 	keep := flag.Bool("keep", false, "keep the data directory (stores and ledgers) and print its path")
 	flag.Parse()
+	if *jobs < 20 || *inflight < 1 || *killAt < 0 {
+		fmt.Fprintln(os.Stderr, "jobs: want -jobs of 20 or more, -inflight of 1 or more, -kill-at of 0 or more")
+		os.Exit(2)
+	}
 	if err := drive(*jobs, *killAt, *inflight, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "jobs:", err)
 		os.Exit(1)
@@ -148,11 +152,6 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 	}
 	var mu sync.Mutex // protects w
 	var w [2]*child
-	for i := range w {
-		if w[i], err = spawn(workerEnv(i)); err != nil {
-			return err
-		}
-	}
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -162,12 +161,21 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 			}
 		}
 	}()
-	api, err := spawn([]string{"JOBS_ROLE=api", "JOBS_NAME=api", "JOBS_LISTEN=" + addrs[2], "JOBS_HTTP=" + addrs[3], cookie,
+	for i := range w {
+		c, err := spawn(workerEnv(i))
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		w[i] = c
+		mu.Unlock()
+	}
+	front, err := spawn([]string{"JOBS_ROLE=api", "JOBS_NAME=api", "JOBS_LISTEN=" + addrs[2], "JOBS_HTTP=" + addrs[3], cookie,
 		fmt.Sprintf("JOBS_SEEDS=%s=%s,%s=%s", workers[0], addrs[0], workers[1], addrs[1])})
 	if err != nil {
 		return err
 	}
-	defer api.stop()
+	defer front.stop()
 
 	ids, poison := jobIDs(jobs)
 	client := &http.Client{Timeout: jobTimeout + 30*time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: inflight}}
@@ -234,7 +242,7 @@ func drive(jobs, killAt, inflight int, keep bool) error {
 		stats = strings.TrimSpace(string(b))
 	}
 	// Stop the nodes before reading what they wrote.
-	api.stop()
+	front.stop()
 	mu.Lock()
 	for i, c := range w {
 		if c != nil {
