@@ -5,12 +5,13 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-jobs demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, then the chaos suite without its soak
+## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, then the chaos suite without its soak, then the job processor demo (exactly-once through a worker's SIGKILL)
 test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes test-etcd
 	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
+	$(MAKE) demo-jobs
 
 ## test-chaos: the reliability suite, every fault scenario and the 10-minute soak; one summary line per scenario (docs/RELIABILITY.md)
 CHAOS_SOAK ?= 10m
@@ -101,6 +102,10 @@ demo-services:
 ## demo-shop (examples/shop is its own module: it imports discovery/kubernetes): api (HTTP) -> orders (a service) -> stock (a supervised actor): 2,000 orders at 200/s, stock SIGKILLed and restarted mid-load; status counts and max latency
 demo-shop:
 	cd examples/shop && $(GO) run .
+
+## demo-jobs: an HTTP api and two supervised workers (child processes) settle 5,000 jobs and 10 poison ones, a worker SIGKILLed mid-load and restarted; prints jobs= done= failed= lost= duplicated= and fails unless lost=0 and duplicated=0 (part of make test)
+demo-jobs:
+	$(GO) run ./examples/jobs
 
 ## demo-protoactor: protoactor-go actors over mailroom's remote: a child node SIGKILLed under 1,000 pending futures
 demo-protoactor:
