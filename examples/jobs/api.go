@@ -179,13 +179,10 @@ func (a *api) status(ctx context.Context, w, key string, inc uint64) (idempotenc
 }
 
 // callJob runs attempt of job id on worker w, the attempt's key in the
-// job argument.
-//
-// Replace with idempotency.WithKey/Status when on main: the call then
-// carries the key in its ctx (idempotency.WithKey(ctx, jobKey(id,
-// attempt))) and the worker's receive middleware runs the handler under
-// it.
+// call's ctx (idempotency.WithKey): the worker's guarded "run" records
+// it before the job runs.
 func callJob(ctx context.Context, sys *actor.System, w, id string, attempt int64) (string, error) {
+	ctx = idempotency.WithKey(ctx, jobKey(id, attempt))
 	r, err := actor.CallAs[*examplepb.Echo](ctx, sys, w, "run", &examplepb.Echo{Text: id, N: attempt})
 	if err != nil {
 		return "", err
@@ -193,19 +190,21 @@ func callJob(ctx context.Context, sys *actor.System, w, id string, attempt int64
 	return r.Text, nil
 }
 
-// askStatus asks worker w what became of key, which incarnation inc took
-// (0: not known): the state, and the recorded error of a Done key that
-// failed.
-//
-// Replace with idempotency.WithKey/Status when on main: a remote
-// idempotency.Status(ctx, node, w, key) asks the worker's
-// idempotency.Serve, and the worker's "status" function goes.
+// askStatus asks worker w (its idempotency.Serve) what became of key,
+// which incarnation inc took: the state, and the recorded error of a Done
+// key that failed. Asking fences a key that never ran, so a copy of its
+// call still queued is refused, not run.
 func askStatus(ctx context.Context, sys *actor.System, w, key string, inc uint64) (idempotency.State, string, error) {
-	r, err := actor.CallAs[*examplepb.Echo](ctx, sys, w, "status", &examplepb.Echo{Text: key, N: int64(inc)})
+	rec, err := idempotency.Status(ctx, sys, w, key, inc)
 	if err != nil {
 		return 0, "", err
 	}
-	return idempotency.State(r.N), r.Text, nil
+	if rec.State == idempotency.Done && rec.Err != "" && rec.Outcome == actor.MayHaveExecuted {
+		// Not made by these jobs (they never end on their ctx): say so
+		// rather than call it a failure.
+		return 0, "", actor.MayHaveExecutedError(errors.New("status: " + rec.Err))
+	}
+	return rec.State, rec.Err, nil
 }
 
 // backoff waits between retries: 10 ms doubling to 250 ms.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/mailroom-go/mailroom/idempotency"
 	"github.com/mailroom-go/mailroom/supervisor"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // runners is how many supervised actors run a worker's jobs.
@@ -26,9 +26,9 @@ const runners = 4
 func jobKey(id string, attempt int64) string { return fmt.Sprintf("%s#%d", id, attempt) }
 
 // runWorker is a worker node: a supervisor over the runner actors, the
-// "run" function that hands each job to one of them and the "status"
-// function, over a Dir store and a ledger in JOBS_DIR that outlive the
-// process. It stops when stdin closes.
+// guarded "run" function that hands each job to one of them and the
+// guard's Status served to the api (idempotency.Serve), over a Dir store
+// and a ledger in JOBS_DIR that outlive the process. It stops when stdin closes.
 func runWorker() {
 	name, dir := os.Getenv("JOBS_NAME"), os.Getenv("JOBS_DIR")
 	sys, err := actor.Start(actor.Config{Name: name, Logger: logger()})
@@ -53,28 +53,28 @@ func runWorker() {
 	for i := range runners {
 		children = append(children, supervisor.ChildSpec{
 			ID: fmt.Sprint("runner-", i), Name: fmt.Sprint("runner-", i),
-			Props: actor.PropsFromFunc(runner(g, led, inc)),
+			Props: actor.PropsFromFunc(runner(led, inc)),
 		})
 	}
 	_, err = supervisor.Start(sys, supervisor.Spec{Intensity: 100, Period: 10 * time.Second, Children: children})
 	check(err)
-	check(sys.Register("run", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
+	// "run" runs under the guard: a call carries its key in its ctx
+	// (idempotency.WithKey on the api's side), the guard records the key
+	// before the job goes to its runner and the result after, and a
+	// repeat of the key gets that result without running again.
+	check(sys.Register("run", idempotency.Handler(g, func(ctx context.Context, arg proto.Message) (proto.Message, error) {
 		// The runner's answer or error as it is: a poison job's panic
 		// (executed), or a queued job's not executed when its runner
-		// crashed before taking it.
+		// crashed before taking it (the guard then frees the key).
 		job, err := asEcho(arg)
 		if err != nil {
 			return nil, err
 		}
 		return actor.RequestNamedAs[*examplepb.Echo](ctx, sys, "", runnerOf(job.Text), job)
-	}))
-	check(sys.Register("status", func(ctx context.Context, arg proto.Message) (proto.Message, error) {
-		q, err := asEcho(arg)
-		if err != nil {
-			return nil, err
-		}
-		return serveStatus(g, q)
-	}))
+	})))
+	// The api asks what became of a key with idempotency.Status; a key
+	// that never ran is fenced by the asking.
+	check(idempotency.Serve(sys, g))
 	startNode(sys, os.Getenv("JOBS_LISTEN"), nil)
 	fmt.Printf("ready inc=%s recovered=%d\n", inc, recovered)
 	waitStdin()
@@ -101,62 +101,28 @@ func runnerOf(id string) string {
 	return fmt.Sprint("runner-", h.Sum32()%runners)
 }
 
-// runner runs each job it is asked under its key: the effect is one
-// ledger line. Poison jobs panic ("poison-panic-*") or fail for good
+// runner runs each job it is asked (under its key: the "run" function
+// is guarded): the effect is one ledger line. Poison jobs panic ("poison-panic-*") or fail for good
 // ("poison-fail-*") before any effect.
-func runner(g *idempotency.Guard, led *ledger, inc string) actor.ReceiveFunc {
+func runner(led *ledger, inc string) actor.ReceiveFunc {
 	return func(c *actor.Context) {
 		job, ok := c.Message().(*examplepb.Echo)
 		if !ok {
 			return
 		}
-		reply, err := runKeyed(c.Context(), g, job, func(context.Context) ([]byte, error) {
-			switch {
-			case strings.HasPrefix(job.Text, "poison-panic-"):
-				panic("poison job " + job.Text)
-			case strings.HasPrefix(job.Text, "poison-fail-"):
-				return nil, actor.Reject("poison", "job "+job.Text+" fails every time")
-			}
-			if err := led.add(ledgerLine{id: job.Text, attempt: int(job.N), inc: inc}); err != nil {
-				return nil, fmt.Errorf("ledger: %w", err)
-			}
-			return []byte("done by " + inc), nil
-		})
-		if err != nil {
-			c.RespondError(err)
+		switch {
+		case strings.HasPrefix(job.Text, "poison-panic-"):
+			panic("poison job " + job.Text)
+		case strings.HasPrefix(job.Text, "poison-fail-"):
+			c.RespondError(actor.Reject("poison", "job "+job.Text+" fails every time"))
 			return
 		}
-		c.Respond(&examplepb.Echo{Text: string(reply)})
+		if err := led.add(ledgerLine{id: job.Text, attempt: int(job.N), inc: inc}); err != nil {
+			c.RespondError(fmt.Errorf("ledger: %w", err))
+			return
+		}
+		c.Respond(&examplepb.Echo{Text: "done by " + inc})
 	}
-}
-
-// runKeyed runs fn under the key the job argument carries.
-//
-// Replace with idempotency.WithKey/Status when on main: the api sets the
-// key with idempotency.WithKey on the call and the worker's receive
-// middleware (idempotency.Middleware) runs the handler under it, so the
-// key no longer rides in the job argument.
-func runKeyed(ctx context.Context, g *idempotency.Guard, job *examplepb.Echo, fn func(context.Context) ([]byte, error)) ([]byte, error) {
-	return g.Run(ctx, jobKey(job.Text, job.N), fn)
-}
-
-// serveStatus is the worker's side of the api's status request: the
-// state of key (Text) as the guard answers it; never-ran fences the key.
-// The reply's N is the idempotency.State, Text the recorded error.
-//
-// Replace with idempotency.WithKey/Status when on main: idempotency.Serve
-// answers a remote idempotency.Status, and this function goes.
-func serveStatus(g *idempotency.Guard, q *examplepb.Echo) (proto.Message, error) {
-	rec, err := g.Status(q.Text, uint64(q.N))
-	if err != nil {
-		return nil, err
-	}
-	if rec.State == idempotency.Done && rec.Err != "" && rec.Outcome == actor.MayHaveExecuted {
-		// Not made by these jobs (they never end on their ctx): say so
-		// rather than call it a failure.
-		return nil, actor.MayHaveExecutedError(errors.New("status: " + rec.Err))
-	}
-	return &examplepb.Echo{N: int64(rec.State), Text: rec.Err}, nil
 }
 
 // recoverRecords reconciles the store with the ledger before the worker
@@ -177,7 +143,17 @@ func recoverRecords(store *idempotency.Dir, path string) (int, error) {
 			return n, err
 		}
 		if ok && rec.State == idempotency.Running {
-			if err := store.Put(key, idempotency.Record{State: idempotency.Done, Inc: rec.Inc, Reply: []byte("done by " + l.inc + " (recovered from the ledger)")}); err != nil {
+			// A record's reply is an Any (idempotency.Record.Result
+			// decodes it): the answer a repeat of the key gets.
+			reply, err := anypb.New(&examplepb.Echo{Text: "done by " + l.inc + " (recovered from the ledger)"})
+			if err != nil {
+				return n, err
+			}
+			b, err := proto.Marshal(reply)
+			if err != nil {
+				return n, err
+			}
+			if err := store.Put(key, idempotency.Record{State: idempotency.Done, Inc: rec.Inc, Reply: b}); err != nil {
 				return n, err
 			}
 			n++
