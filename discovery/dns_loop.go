@@ -29,7 +29,10 @@ func (l *dnsLoop) run(ctx context.Context) {
 	for {
 		wait := interval
 		if l.failures > 0 {
-			wait = interval << min(l.failures-1, 3) // 1, 2, 4, 8 Intervals
+			for i := 1; i < l.failures && wait < dnsBackoffFactor*interval; i++ {
+				wait *= 2 // 1, 2, 4, 8 Intervals
+			}
+			wait = min(wait, dnsBackoffFactor*interval)
 			wait = wait/2 + rand.N(wait/2+1)
 		}
 		t := time.NewTimer(wait)
