@@ -23,19 +23,19 @@ import (
 // about self: a node does not register (the platform publishes the
 // records), and nothing reports it down.
 //
+// The remote layer keeps a native link to every target while it is
+// listed, as it does to Static seeds (remote.Config.Discovery), and the
+// cluster package takes a target out of placement while it has no link.
+//
 // A target whose record goes away is withdrawn: a MemberDown with
 // Incarnation 0. The remote layer then no longer lists the node
-// (remote.Node.Members, so a proxy pool stops linking it), but a link
-// that is up stays up and its incarnation stays live: whether the node
-// is dead is left to the links' heartbeats, since a record can go while
-// its node still runs (a pod not ready, a DNS cache). A node whose
+// (remote.Node.Members) and stops keeping it linked, but a link that is
+// up stays up and its incarnation stays live: whether the node is dead
+// is left to the links' heartbeats, since a record can go while its node
+// still runs (a pod not ready, a DNS cache); such a node, its own
+// provider still listing the others, keeps linking to them. A node whose
 // record changes address is withdrawn at the old one and up at the new
-// one; the remote layer dials the new address from then on (the next
-// Send or Call to the node, once its old link is gone).
-//
-// Unlike a Static seed, a DNS target is not kept linked by the remote
-// layer: a link to it comes from the first message to it, a Connect, or
-// a proxy pool, which links to every member that comes up.
+// one; the remote layer dials the new address from then on.
 //
 // A resolution that fails (the server unreachable, a timeout, an SRV
 // host that cannot be resolved) keeps the last view: nothing is

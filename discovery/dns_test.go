@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/cluster"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/discovery/discoverytest"
 	"github.com/mailroom-go/mailroom/internal/testnode"
@@ -35,12 +36,14 @@ import (
 
 const dnsInterval = 100 * time.Millisecond
 
-// dnsNode is a node whose discovery is DNS.
+// dnsNode is a node whose discovery is DNS, with a cluster layer that
+// hosts the kind "counter".
 type dnsNode struct {
 	name string
 	sys  *actor.System
 	node *remote.Node
 	prov *discovery.DNS
+	cl   *cluster.Cluster
 }
 
 // startDNSNode starts a node named name listening on listen, which finds
@@ -61,7 +64,37 @@ func startDNSNode(t *testing.T, name, listen string, cfg discovery.DNSConfig) *d
 	defer cancel()
 	n, err := remote.Start(ctx, sys, remote.Config{Listen: listen, Cookie: "dns-test-cookie-0123456789", Discovery: prov})
 	require.NoError(t, err)
-	return &dnsNode{name: name, sys: sys, node: n, prov: prov}
+	cl, err := cluster.Start(ctx, n, cluster.Config{Kinds: []cluster.Kind{{
+		Name:  "counter",
+		Props: func(string) *actor.Props { return actor.PropsFromFunc(func(*actor.Context) {}) },
+	}}})
+	require.NoError(t, err)
+	return &dnsNode{name: name, sys: sys, node: n, prov: prov, cl: cl}
+}
+
+// linkedAndHosting: every node of from has a native link to each other
+// of to at its current incarnation, made with no message sent (the remote
+// layer keeps DNS targets linked, as Static seeds), and places "counter"
+// on exactly the nodes of to.
+func linkedAndHosting(from []*dnsNode, to ...*dnsNode) func() bool {
+	var want []string
+	for _, d := range to {
+		want = append(want, d.name)
+	}
+	slices.Sort(want)
+	return func() bool {
+		for _, f := range from {
+			for _, d := range to {
+				if p, ok := f.node.Peer(d.name); d != f && (!ok || p.Incarnation != d.sys.Incarnation()) {
+					return false
+				}
+			}
+			if !slices.Equal(f.cl.Hosts("counter"), want) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func (n *dnsNode) stop(t *testing.T) {
@@ -151,10 +184,12 @@ func callsAll(t *testing.T, from []*dnsNode, to ...*dnsNode) {
 }
 
 // TestDNSSRVCluster: three nodes form a cluster from the SRV records of
-// a real dnsmasq; a record removed withdraws that node from the others'
-// lists (its live link is left to heartbeats, as documented); a record
-// added brings a new node in; a node restarted on a new port, its record
-// updated, is reached there as its new incarnation.
+// a real dnsmasq (linked with no message sent, each placing a kind on all
+// three); a record removed withdraws that node from the others' lists,
+// and its live link is left to heartbeats, as documented (it still runs
+// and its own provider still links it to the others, so it stays in the
+// cluster); a record added brings a new node in; a node restarted on a
+// new port, its record updated, is reached there as its new incarnation.
 func TestDNSSRVCluster(t *testing.T) {
 	srv := startDNSServer(t) // the name does not exist yet
 	cfg := discovery.DNSConfig{Name: srv.srvName, Server: srv.addr, Interval: dnsInterval, Logger: actor.DiscardLogger()}
@@ -166,6 +201,7 @@ func TestDNSSRVCluster(t *testing.T) {
 
 	srv.Set(a.record(t), b.record(t), c.record(t))
 	eventually(t, 10*time.Second, "every node lists the two others", sees(all, all...))
+	eventually(t, 10*time.Second, "every node linked to the others with no message sent, and a cluster of three", linkedAndHosting(all, all...))
 	callsAll(t, all, all...)
 	st := a.prov.Stats()
 	t.Logf("formed: a resolved %d times, %d failed (while dnsmasq restarted)", st.Resolutions, st.Errors)
@@ -183,6 +219,7 @@ func TestDNSSRVCluster(t *testing.T) {
 	d := startDNSNode(t, "d", "127.0.0.1:0", cfg)
 	srv.Set(a.record(t), b.record(t), d.record(t))
 	eventually(t, 10*time.Second, "a, b and d list each other", sees([]*dnsNode{a, b, d}, a, b, d))
+	eventually(t, 10*time.Second, "d linked and in the cluster", linkedAndHosting([]*dnsNode{d}, a, b, c, d))
 	callsAll(t, []*dnsNode{a, b, d}, a, b, d)
 
 	// b restarts on another port; its record follows.
@@ -192,6 +229,7 @@ func TestDNSSRVCluster(t *testing.T) {
 	require.NotEqual(t, oldAddr, b2.node.Addr())
 	srv.Set(a.record(t), b2.record(t), d.record(t))
 	eventually(t, 10*time.Second, "a and d list b at its new address", sees([]*dnsNode{a, d}, a, b2, d))
+	eventually(t, 10*time.Second, "a and d linked to b's new incarnation", linkedAndHosting([]*dnsNode{a, d}, a, b2, c, d))
 	callsAll(t, []*dnsNode{a, d}, b2)
 	p, _ = a.node.Peer("b")
 	require.NotEqual(t, oldInc, p.Incarnation)

@@ -25,8 +25,8 @@
 //     leases before anyone else can take them.
 //   - DNS resolves a name's SRV records (or A/AAAA records at one port),
 //     such as a Kubernetes headless Service's, every Interval. Each target
-//     is a seed as with Static (incarnation 0, liveness from the links),
-//     except that the remote layer does not keep it linked; a record that
+//     is a seed as with Static (incarnation 0, liveness from the links,
+//     kept linked by the remote layer while it is listed); a record that
 //     goes away withdraws the node from the members list and leaves a live
 //     link to heartbeats; a failed resolution keeps the last view.
 package discovery

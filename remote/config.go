@@ -70,7 +70,9 @@ type Config struct {
 	// first Send, Request, Cast or Call to it, or on Connect; a proxy pool
 	// (proxypool) links to every member that comes up. With a Static
 	// provider (the default, or a *discovery.Static given here) the node
-	// also keeps a native link to every seed: it dials each at start,
+	// also keeps a native link to every seed, and so it does to every
+	// member another provider lists with Incarnation 0 (discovery.DNS's
+	// targets) for as long as it lists it: it dials each at start,
 	// redials while it is unreachable (backoff from 100 ms doubling to
 	// 5 s, jittered) and relinks when the link closes, whether the seed
 	// restarted (a new incarnation) or the network failed; it dials at
