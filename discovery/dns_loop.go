@@ -17,7 +17,7 @@ type dnsLoop struct {
 	view     map[string]Member
 	failures int       // consecutive failed resolutions
 	since    time.Time // when the streak began
-	lastErr  string    // the error last logged in this streak
+	lastErr  string    // the key (dnsErrKey) of the error last logged in this streak
 	// What the last resolution left out, logged when it changes.
 	lastSkipped, lastDropped int
 }
@@ -62,8 +62,8 @@ func (l *dnsLoop) round(ctx context.Context) {
 		if l.failures == 1 {
 			l.since = time.Now()
 		}
-		if msg := err.Error(); msg != l.lastErr {
-			l.lastErr = msg
+		if key := dnsErrKey(err); key != l.lastErr {
+			l.lastErr = key
 			l.log.Warn("discovery: dns: resolution failed; keeping the last view", "name", d.cfg.Name, "err", err, "failures", l.failures, "members", len(l.view))
 		}
 		return

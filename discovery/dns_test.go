@@ -3,12 +3,14 @@ package discovery_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -243,7 +245,8 @@ func TestDNSSRVCluster(t *testing.T) {
 // provider resolves again (after its backoff) and reports the change.
 func TestDNSServerStopped(t *testing.T) {
 	srv := startDNSServer(t, srvRecord{host: "a", ip: "127.0.0.1", port: 1001}, srvRecord{host: "b", ip: "127.0.0.1", port: 1002})
-	p, err := discovery.NewDNS(discovery.DNSConfig{Name: srv.srvName, Server: srv.addr, Interval: dnsInterval, Timeout: 300 * time.Millisecond, Logger: actor.DiscardLogger()})
+	logs := &countingHandler{}
+	p, err := discovery.NewDNS(discovery.DNSConfig{Name: srv.srvName, Server: srv.addr, Interval: dnsInterval, Timeout: 300 * time.Millisecond, Logger: slog.New(logs)})
 	require.NoError(t, err)
 	rec := &discoverytest.Recorder{}
 	require.NoError(t, p.Start(context.Background(), discovery.Member{Node: "self"}, rec.Notify))
@@ -264,6 +267,13 @@ func TestDNSServerStopped(t *testing.T) {
 	require.Equal(t, 2, st.Targets, "the last view is kept")
 	require.Zero(t, rec.Count(discovery.MemberDown, a))
 	require.Zero(t, rec.Count(discovery.MemberDown, b))
+	failed := logs.matching("resolution failed")
+	// One line per distinct failure ("connection refused"; a timeout, on
+	// a loaded machine, is another), not one per resolution.
+	require.NotEmpty(t, failed)
+	require.LessOrEqual(t, len(failed), 2, "%v", failed)
+	require.Less(t, uint64(len(failed)), st.Errors-before.Errors, "%v", failed)
+	require.Contains(t, failed[0], srv.addr, "the line names the server asked")
 
 	srv.write([]srvRecord{{host: "a", ip: "127.0.0.1", port: 1001}})
 	srv.Start()
@@ -273,6 +283,38 @@ func TestDNSServerStopped(t *testing.T) {
 	require.Zero(t, rec.Count(discovery.MemberDown, a))
 	require.Equal(t, 1, rec.Count(discovery.MemberUp, a))
 	require.Equal(t, 1, p.Stats().Targets)
+	require.Len(t, logs.matching("resolving again"), 1)
+}
+
+// countingHandler keeps every record's message and attributes.
+type countingHandler struct {
+	mu    sync.Mutex // protects lines
+	lines []string
+}
+
+func (h *countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *countingHandler) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lines = append(h.lines, line)
+	return nil
+}
+
+// matching is the lines whose message contains s.
+func (h *countingHandler) matching(s string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, l := range h.lines {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // TestDNSBounds: at most MaxTargets SRV records are taken (the rest

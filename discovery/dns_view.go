@@ -45,7 +45,7 @@ func resolveDNS(ctx context.Context, r *net.Resolver, cfg DNSConfig, self string
 		}
 	}
 	if cfg.Port != 0 {
-		ips, err := lookupIPs(ctx, r, name)
+		ips, err := lookupIPs(ctx, r, name, cfg.Server)
 		if err != nil {
 			return round, err
 		}
@@ -59,7 +59,7 @@ func resolveDNS(ctx context.Context, r *net.Resolver, cfg DNSConfig, self string
 	} else {
 		_, srvs, err := r.LookupSRV(ctx, "", "", name)
 		if err != nil && !isNotFound(err) && len(srvs) == 0 {
-			return round, fmt.Errorf("discovery: dns: SRV %s: %w", cfg.Name, err)
+			return round, fmt.Errorf("discovery: dns: SRV %s: %w", cfg.Name, asked(err, cfg.Server))
 		}
 		// Records with a malformed target come back as an error beside
 		// the good ones: those are skipped, the rest are used.
@@ -76,7 +76,7 @@ func resolveDNS(ctx context.Context, r *net.Resolver, cfg DNSConfig, self string
 				round.skipped++
 				continue
 			}
-			ips, err := lookupIPs(ctx, r, host+".")
+			ips, err := lookupIPs(ctx, r, host+".", cfg.Server)
 			if err != nil {
 				return round, fmt.Errorf("discovery: dns: SRV %s target %s: %w", cfg.Name, host, err)
 			}
@@ -107,13 +107,13 @@ func resolveDNS(ctx context.Context, r *net.Resolver, cfg DNSConfig, self string
 
 // lookupIPs resolves host to its addresses, IPv4 first, each group in
 // order; a host that does not exist has none.
-func lookupIPs(ctx context.Context, r *net.Resolver, host string) ([]netip.Addr, error) {
+func lookupIPs(ctx context.Context, r *net.Resolver, host, server string) ([]netip.Addr, error) {
 	ips, err := r.LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		if isNotFound(err) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("discovery: dns: %s: %w", strings.TrimSuffix(host, "."), err)
+		return nil, fmt.Errorf("discovery: dns: %s: %w", strings.TrimSuffix(host, "."), asked(err, server))
 	}
 	for i, ip := range ips {
 		ips[i] = ip.Unmap()
@@ -128,6 +128,34 @@ func lookupIPs(ctx context.Context, r *net.Resolver, host string) ([]netip.Addr,
 		return a.Compare(b)
 	})
 	return slices.Compact(ips), nil
+}
+
+// asked makes a resolver error name the server actually asked: with
+// DNSConfig.Server the resolver dials it in place of the system's, but
+// its errors still name the system's.
+func asked(err error, server string) error {
+	var de *net.DNSError
+	if server == "" || !errors.As(err, &de) {
+		return err
+	}
+	c := *de
+	c.Server = server
+	return &c
+}
+
+// dnsErrKey is what two failures share when they are the same failure:
+// the name, and the error's last part ("connection refused", "i/o
+// timeout"), without the addresses and ephemeral ports around it.
+func dnsErrKey(err error) string {
+	var de *net.DNSError
+	if !errors.As(err, &de) {
+		return err.Error()
+	}
+	msg := de.Err
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return de.Name + ": " + msg
 }
 
 func isNotFound(err error) bool {
