@@ -133,11 +133,12 @@ func (d *DNS) Start(ctx context.Context, self Member, notify func(Event)) error 
 		return fmt.Errorf("discovery: dns: Member.Node %s: want %s", nodename.Quote(self.Node), nodename.Rule)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	switch {
 	case d.stopped:
+		d.mu.Unlock()
 		return ErrStopped
 	case d.started:
+		d.mu.Unlock()
 		return errors.New("discovery: dns: already started")
 	}
 	d.started = true
@@ -148,6 +149,9 @@ func (d *DNS) Start(ctx context.Context, self Member, notify func(Event)) error 
 	loopCtx, cancel := context.WithCancel(context.Background())
 	abortCtx, abort := context.WithCancel(context.Background())
 	d.cancel, d.abort, d.q, d.done = cancel, abort, newEventQueue(), make(chan struct{})
+	d.mu.Unlock()
+	// Outside the lock: Update and Stop need not wait for the server. A
+	// Stop meanwhile cancels loopCtx, and the loop exits at once.
 	l.round(ctx)
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -157,7 +161,7 @@ func (d *DNS) Start(ctx context.Context, self Member, notify func(Event)) error 
 		l.run(loopCtx)
 		d.q.close() // the loop is the only pusher: nothing comes after
 	}()
-	go func() { wg.Wait(); close(d.done) }()
+	go func() { wg.Wait(); abort(); close(d.done) }()
 	return nil
 }
 
