@@ -87,8 +87,9 @@ type Config struct {
 	// Seeds, "name=host:port", feed the default Static provider. A seed
 	// naming this node is skipped, so every node can share one list.
 	Seeds []string
-	// ManualConnect, when true, does not keep links to the Static
-	// provider's seeds: links come from the first message to a node or
+	// ManualConnect, when true, does not keep links to seeds (a Static
+	// provider's, or the members another lists with Incarnation 0, such
+	// as discovery.DNS's): links come from the first message to a node or
 	// from Connect. Default false.
 	ManualConnect bool
 	// MaxFrameSize bounds one frame (a message, or a batch) in bytes; a
