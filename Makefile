@@ -5,11 +5,11 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-etcd chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-jobs demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-etcd test-dns chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-jobs demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
 
-## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, then the chaos suite without its soak, then the job processor demo (exactly-once through a worker's SIGKILL)
+## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, the DNS provider's against a real dnsmasq (installed when missing), then the chaos suite without its soak, then the job processor demo (exactly-once through a worker's SIGKILL)
 test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes test-etcd
-	scripts/consul.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
+	scripts/consul.sh run -- scripts/dnsmasq.sh run -- $(GO) test -race -count=1 -timeout 20m $(PKGS)
 	scripts/chaos.sh
 	$(MAKE) demo-jobs
 
@@ -30,6 +30,10 @@ test-protoactor:
 test-etcd:
 	cd discovery/etcd && $(GO) vet ./... && test -z "$$(gofmt -l .)"
 	scripts/etcd.sh run -- sh -c 'cd discovery/etcd && $(GO) test -race -count=1 -timeout 10m ./...'
+
+## test-dns: the DNS provider's tests (discovery.DNS) with -race against a real dnsmasq (scripts/dnsmasq.sh installs Debian's dnsmasq-base when missing); make test runs them with the rest of the root module
+test-dns:
+	scripts/dnsmasq.sh run -- $(GO) test -race -count=1 -run DNS ./discovery/
 
 ## test-kubernetes: the Kubernetes provider (its own module, discovery/kubernetes/): vet, gofmt check, every test with -race against a real kube-apiserver v1.31.4 and etcd (scripts/kube-apiserver.sh builds the apiserver into .cache/ the first time, ~5 min, and installs Debian's etcd-server when missing), the provider conformance suite and examples/shop's drain on SIGTERM (TestShopOnKubernetes) among them
 test-kubernetes:

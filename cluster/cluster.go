@@ -217,14 +217,14 @@ func (c *Cluster) onMember(ev discovery.Event) {
 	}
 }
 
-// isStatic: the provider is Static (the default), whose members carry
-// no incarnation: liveness comes from the links alone.
+// isStatic: the provider is Static (the default) or DNS, whose members
+// carry no incarnation: liveness comes from the links alone.
 func isStatic(p discovery.Provider) bool {
-	if p == nil {
+	switch p.(type) {
+	case nil, *discovery.Static, *discovery.DNS:
 		return true
 	}
-	_, ok := p.(*discovery.Static)
-	return ok
+	return false
 }
 
 func (c *Cluster) onLinkDown(p remote.PeerInfo, _ bool) {

@@ -173,8 +173,11 @@ func NewConsul(cfg ConsulConfig) (*Consul, error) {
 
 func init() {
 	discoveryhooks.DefaultLogger = func(p any, l *slog.Logger) {
-		if c, ok := p.(*Consul); ok {
-			c.defaultLogger(l)
+		switch p := p.(type) {
+		case *Consul:
+			p.defaultLogger(l)
+		case *DNS:
+			p.defaultLogger(l)
 		}
 	}
 }

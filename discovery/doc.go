@@ -7,7 +7,8 @@
 // pinned to an incarnation the moment it is reported down, and stops
 // dialling that incarnation's address.
 //
-// Two providers ship:
+// Three providers ship here (discovery/etcd and discovery/kubernetes are
+// modules of their own):
 //
 //   - Static, the embedded default: a fixed seed list, each reported up
 //     with incarnation 0 (the handshake tells the real one). The remote
@@ -22,4 +23,10 @@
 //     (Leaser), which the cluster package runs activations under: see
 //     consul_lease.go for how a holder cut off from Consul loses its
 //     leases before anyone else can take them.
+//   - DNS resolves a name's SRV records (or A/AAAA records at one port),
+//     such as a Kubernetes headless Service's, every Interval. Each target
+//     is a seed as with Static (incarnation 0, liveness from the links,
+//     kept linked by the remote layer while it is listed); a record that
+//     goes away withdraws the node from the members list and leaves a live
+//     link to heartbeats; a failed resolution keeps the last view.
 package discovery

@@ -70,7 +70,9 @@ type Config struct {
 	// first Send, Request, Cast or Call to it, or on Connect; a proxy pool
 	// (proxypool) links to every member that comes up. With a Static
 	// provider (the default, or a *discovery.Static given here) the node
-	// also keeps a native link to every seed: it dials each at start,
+	// also keeps a native link to every seed, and so it does to every
+	// member another provider lists with Incarnation 0 (discovery.DNS's
+	// targets) for as long as it lists it: it dials each at start,
 	// redials while it is unreachable (backoff from 100 ms doubling to
 	// 5 s, jittered) and relinks when the link closes, whether the seed
 	// restarted (a new incarnation) or the network failed; it dials at
@@ -85,8 +87,9 @@ type Config struct {
 	// Seeds, "name=host:port", feed the default Static provider. A seed
 	// naming this node is skipped, so every node can share one list.
 	Seeds []string
-	// ManualConnect, when true, does not keep links to the Static
-	// provider's seeds: links come from the first message to a node or
+	// ManualConnect, when true, does not keep links to seeds (a Static
+	// provider's, or the members another lists with Incarnation 0, such
+	// as discovery.DNS's): links come from the first message to a node or
 	// from Connect. Default false.
 	ManualConnect bool
 	// MaxFrameSize bounds one frame (a message, or a batch) in bytes; a

@@ -3,68 +3,142 @@ package remote
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
 )
 
-// Seed links: with a Static provider, the node keeps a native link to
-// every seed (Config.Discovery documents the rule). One keeper goroutine
-// per seed dials, waits for the link to close, and dials again; while a
-// seed is unreachable it waits seedBackoffMin doubling to seedBackoffMax,
-// jittered, between dials, and any news of the seed (a link of it up or
-// down, its incarnation gone) dials at once from seedBackoffMin again.
-// WaitPeer does not rely on this pace: it dials on its own (ready.go).
+// Seed links: the node keeps a native link to every seed (Config.Discovery
+// documents the rule). A seed is a member discovery lists with no
+// incarnation (0): every seed of a Static provider, for as long as the
+// node runs, and a member of another provider that reports it so (DNS),
+// for as long as it is listed. One keeper goroutine per seed dials, waits
+// for the link to close, and dials again; while a seed is unreachable it
+// waits seedBackoffMin doubling to seedBackoffMax, jittered, between
+// dials, and any news of the seed (a link of it up or down, its
+// incarnation gone) dials at once from seedBackoffMin again. WaitPeer
+// does not rely on this pace: it dials on its own (ready.go).
 const (
 	seedBackoffMin = 100 * time.Millisecond
 	seedBackoffMax = 5 * time.Second
 )
 
+// seedKeepers is the node's set of seed keepers.
+type seedKeepers struct {
+	n   *Node
+	ctx context.Context // ends with the node
+
+	mu   sync.Mutex // protects following
+	keep map[string]*seedKeeper
+}
+
+type seedKeeper struct {
+	wake   chan struct{} // one slot: news of the seed
+	cancel context.CancelFunc
+}
+
 // keepSeeds starts a keeper for every seed of a Static provider but this
-// node. It is a no-op for other providers and with ManualConnect.
+// node, and for other providers follows the members they list with
+// Incarnation 0 (a keeper while listed). Nothing with ManualConnect.
 func (n *Node) keepSeeds() {
-	st, ok := n.disc.(*discovery.Static)
-	if !ok || n.cfg.ManualConnect {
+	if n.cfg.ManualConnect {
 		return
 	}
-	wake := map[string]chan struct{}{}
-	for _, m := range st.Seeds() {
-		if m.Node != n.sys.Name() {
-			wake[m.Node] = make(chan struct{}, 1)
-		}
-	}
-	if len(wake) == 0 {
-		return
-	}
-	poke := func(p PeerInfo) {
-		if ch := wake[p.Node]; ch != nil {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
-	}
-	// A link closing, an incarnation gone or a seed dialling in (its hello
-	// may bring a new address: node.go's register) wakes the keeper, which
-	// dials at once with its backoff reset.
-	n.AddHooks(Hooks{
-		OnPeer:     poke,
-		OnLinkDown: func(p PeerInfo, _ bool) { poke(p) },
-		OnPeerGone: poke,
-	})
 	ctx, cancel := context.WithCancel(context.Background())
-	n.wg.Add(len(wake) + 1)
+	k := &seedKeepers{n: n, ctx: ctx, keep: map[string]*seedKeeper{}}
+	n.wg.Add(1)
 	go func() { // the keepers' ctx ends with the node
 		defer n.wg.Done()
 		<-n.stop
-		cancel()
+		k.mu.Lock()
+		cancel() // under mu: no keeper is added (n.wg.Add) after
+		k.mu.Unlock()
 	}()
-	for name, ch := range wake {
-		go n.keepSeed(ctx, name, ch)
+	// A link closing, an incarnation gone or a seed dialling in (its hello
+	// may bring a new address: node.go's register) wakes the keeper, which
+	// dials at once with its backoff reset.
+	hooks := Hooks{
+		OnPeer:     func(p PeerInfo) { k.poke(p.Node) },
+		OnLinkDown: func(p PeerInfo, _ bool) { k.poke(p.Node) },
+		OnPeerGone: func(p PeerInfo) { k.poke(p.Node) },
+	}
+	if st, ok := n.disc.(*discovery.Static); ok {
+		n.AddHooks(hooks)
+		for _, m := range st.Seeds() {
+			if m.Node != n.sys.Name() {
+				k.add(m.Node, false)
+			}
+		}
+		return
+	}
+	hooks.OnMember = func(ev discovery.Event) {
+		switch {
+		case ev.Member.Incarnation != 0:
+		case ev.Type == discovery.MemberDown:
+			k.remove(ev.Member.Node)
+		default:
+			k.add(ev.Member.Node, true)
+		}
+	}
+	n.AddHooks(hooks)
+	// What discovery listed before the hook was in. add checks the slot
+	// is still listed, so a member withdrawn meanwhile gets no keeper.
+	for _, m := range n.Members() {
+		if m.Incarnation == 0 {
+			k.add(m.Node, true)
+		}
 	}
 }
 
-// keepSeed keeps a native link to the seed name until the node stops.
+// add starts a keeper for name unless one runs, the node stops, or (when
+// listed is set) discovery no longer lists name.
+func (k *seedKeepers) add(name string, listed bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ctx.Err() != nil || k.keep[name] != nil {
+		return
+	}
+	if listed {
+		k.n.mu.Lock()
+		s := k.n.slots[name]
+		ok := s != nil && s.listed
+		k.n.mu.Unlock()
+		if !ok {
+			return
+		}
+	}
+	ctx, cancel := context.WithCancel(k.ctx)
+	sk := &seedKeeper{wake: make(chan struct{}, 1), cancel: cancel}
+	k.keep[name] = sk
+	k.n.wg.Add(1)
+	go k.n.keepSeed(ctx, name, sk.wake)
+}
+
+// remove stops name's keeper: discovery withdrew the seed. A link that
+// is up stays up; its heartbeats judge it.
+func (k *seedKeepers) remove(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if sk := k.keep[name]; sk != nil {
+		sk.cancel()
+		delete(k.keep, name)
+	}
+}
+
+func (k *seedKeepers) poke(name string) {
+	k.mu.Lock()
+	sk := k.keep[name]
+	k.mu.Unlock()
+	if sk != nil {
+		select {
+		case sk.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// keepSeed keeps a native link to the seed name until ctx ends.
 func (n *Node) keepSeed(ctx context.Context, name string, wake <-chan struct{}) {
 	defer n.wg.Done()
 	backoff := seedBackoffMin
