@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mailroom-go/mailroom/discovery/internal/evqueue"
 	"github.com/mailroom-go/mailroom/internal/nodename"
 )
 
@@ -58,7 +59,7 @@ type DNS struct {
 	stopped bool
 	cancel  context.CancelFunc // ends the resolver loop
 	abort   context.CancelFunc // ends the notify loop without delivering the rest
-	q       *eventQueue
+	q       *evqueue.Queue[Event]
 	done    chan struct{} // closed once both goroutines exited
 }
 
@@ -148,18 +149,18 @@ func (d *DNS) Start(ctx context.Context, self Member, notify func(Event)) error 
 	l := &dnsLoop{d: d, self: self.Node, log: d.log}
 	loopCtx, cancel := context.WithCancel(context.Background())
 	abortCtx, abort := context.WithCancel(context.Background())
-	d.cancel, d.abort, d.q, d.done = cancel, abort, newEventQueue(), make(chan struct{})
+	d.cancel, d.abort, d.q, d.done = cancel, abort, evqueue.New[Event](), make(chan struct{})
 	d.mu.Unlock()
 	// Outside the lock: Update and Stop need not wait for the server. A
 	// Stop meanwhile cancels loopCtx, and the loop exits at once.
 	l.round(ctx)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); d.q.run(abortCtx, notify) }()
+	go func() { defer wg.Done(); d.q.Run(abortCtx, notify) }()
 	go func() {
 		defer wg.Done()
 		l.run(loopCtx)
-		d.q.close() // the loop is the only pusher: nothing comes after
+		d.q.Close() // the loop is the only pusher: nothing comes after
 	}()
 	go func() { wg.Wait(); abort(); close(d.done) }()
 	return nil

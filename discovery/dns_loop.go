@@ -84,5 +84,5 @@ func (l *dnsLoop) round(ctx context.Context) {
 	next, evs := diffDNS(l.view, r.targets)
 	l.view = next
 	d.targets.Store(int64(len(next)))
-	d.q.push(evs...)
+	d.q.Push(evs...)
 }
