@@ -189,7 +189,7 @@ func produce(f Producer) (a Actor, err error) {
 // yield ends an inline turn and starts a run if work is waiting.
 func (p *process) yield() {
 	if p.state != stateDead && p.mb.finishInline() {
-		go p.run()
+		p.sys.runners.start(p)
 	}
 }
 
@@ -603,7 +603,7 @@ func (p *process) reclaimSafe(msg any) (handled bool) {
 func (p *process) pushSys(m any) bool {
 	sched, ok := p.mb.pushSys(envelope{msg: m})
 	if sched {
-		go p.run()
+		p.sys.runners.start(p)
 	}
 	return ok
 }
@@ -612,7 +612,7 @@ func (p *process) pushSys(m any) bool {
 func (p *process) deliver(ctx context.Context, env envelope) error {
 	sched, err := p.mb.push(ctx, env, false)
 	if sched {
-		go p.run()
+		p.sys.runners.start(p)
 	}
 	return err
 }

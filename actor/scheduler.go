@@ -304,7 +304,7 @@ func (t *timer) deliver() {
 	// A closed mailbox is an actor that ended: its end stopped its timers.
 	sched, _ := p.mb.push(context.Background(), envelope{msg: t}, true)
 	if sched {
-		go p.run()
+		p.sys.runners.start(p)
 	}
 }
 

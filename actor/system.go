@@ -45,6 +45,7 @@ type System struct {
 	failures failures // failed calls and requests by outcome (outcomes.go)
 	values   sync.Map // what mailroom's layers keep per System (actorhooks.Value)
 	timers   scheduler
+	runners  runners // the goroutines actors' runs take (runners.go)
 
 	hookMu sync.Mutex // protects hooks
 	hooks  []StopHook
@@ -76,6 +77,7 @@ func Start(cfg Config) (*System, error) {
 	}
 	s.log = cfg.Logger.With("node", s.name)
 	s.timers.init(s)
+	s.runners.init(s.stopped)
 	if len(cfg.SendMiddleware) > 0 {
 		s.sendMW = chainSend(s.sendDirect, cfg.SendMiddleware)
 	}
@@ -356,7 +358,7 @@ func (s *System) trySend(sender, to PID, msg any, _ MailboxPolicy) error {
 	}
 	sched, err := p.mb.push(context.Background(), envelope{msg: msg, sender: sender}, false)
 	if sched {
-		go p.run()
+		s.runners.start(p)
 	}
 	if err != nil {
 		s.deadLetter(to, sender, msg, err)

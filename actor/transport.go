@@ -105,7 +105,7 @@ func (s *System) deliverRun(ctx context.Context, to PID, name string, msgs []any
 		k, sched, err = p.mb.pushRun(ctx, msgs[n:], senders[n:])
 		n += k
 		if sched {
-			go p.run()
+			s.runners.start(p)
 		}
 	}
 	return n, err
@@ -120,7 +120,7 @@ func (s *System) inject(to PID, msg any) error {
 	}
 	sched, err := p.mb.push(context.Background(), envelope{msg: msg}, true)
 	if sched {
-		go p.run()
+		s.runners.start(p)
 	}
 	return err
 }

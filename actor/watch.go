@@ -67,6 +67,6 @@ func (s *System) notifyLocal(watcher, pid PID, reason error) {
 	}
 	sched, _ := p.mb.push(context.Background(), envelope{msg: &terminatedMsg{pid: pid, reason: reason}, sender: pid}, true)
 	if sched {
-		go p.run()
+		p.sys.runners.start(p)
 	}
 }
