@@ -96,3 +96,46 @@ func TestConsulAnnounce(t *testing.T) {
 	_, err = cli.Call(ctxT(t, 10*time.Second), "geo", Major(3), "echo", &testpb.Echo{}, NoRetry())
 	require.ErrorIs(t, err, actor.ErrNoService)
 }
+
+// TestConsulStartLearnsServicesListedBeforeIt: a node whose discovery
+// listed a provider before its services layer started (no link between
+// them, so nothing announces the provider again) finds it at once. With
+// Kubernetes this is every start: the provider lists its members as it
+// starts, before services.Start.
+func TestConsulStartLearnsServicesListedBeforeIt(t *testing.T) {
+	addr := consultest.Addr(t)
+	cs := fmt.Sprintf("mrsvc-%08x", rand.Uint32())
+	_, _, prov := consulNode(t, addr, cs, "early-p")
+	echo := func(_ context.Context, arg proto.Message) (proto.Message, error) { return arg, nil }
+	require.NoError(t, prov.Provide(ctxT(t, 10*time.Second), Service{Name: "geo", Version: MustVersion("1.0.0"),
+		Functions: []Function{{Name: "echo", Handler: echo}}}))
+
+	sys, err := actor.Start(actor.Config{Name: "early-c", Logger: actor.DiscardLogger()})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		require.NoError(t, sys.Stop(ctx))
+	})
+	disc, err := discovery.NewConsul(discovery.ConsulConfig{
+		Address: addr, Service: cs, TTL: 2 * time.Second, RefreshEvery: 500 * time.Millisecond, Logger: actor.DiscardLogger(),
+	})
+	require.NoError(t, err)
+	n, err := remote.Start(ctxT(t, 10*time.Second), sys, remote.Config{Cookie: "services-test-cookie-0123", Discovery: disc})
+	require.NoError(t, err)
+	eventually(t, "early-c's discovery lists early-p with its services", func() bool {
+		for _, m := range n.Members() {
+			if m.Node == "early-p" && m.Meta["sv"] != "" {
+				return true
+			}
+		}
+		return false
+	})
+	_, linked := n.Peer("early-p")
+	require.False(t, linked)
+	cli, err := Start(ctxT(t, 10*time.Second), n, Config{})
+	require.NoError(t, err)
+	ps := cli.Providers("geo")
+	require.Len(t, ps, 1, "early-c knows early-p provides geo from its first moment")
+	require.Equal(t, "early-p", ps[0].Node)
+}

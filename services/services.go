@@ -94,6 +94,13 @@ func Start(ctx context.Context, node *remote.Node, cfg Config) (*Services, error
 		OnPeerGone: s.onPeerGone,
 		OnClose:    s.close,
 	})
+	// What discovery and the links reported before the hooks were in:
+	// a provider's members can come before this Start (Kubernetes lists
+	// them as it starts), and with no link to them nothing reports them
+	// again until their metadata changes.
+	for _, m := range node.Members() {
+		s.onMember(discovery.Event{Type: discovery.MemberUp, Member: m})
+	}
 	for _, p := range node.Peers() {
 		s.onAnnounce(p, p.Draining, p.Meta)
 	}

@@ -63,6 +63,11 @@ func TestShopOnKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.dumpObjects(t)
+		}
+	})
 	stock := e.startShop(t, bin, deps["stock"], "shop-stock", false)
 	orders := e.startShop(t, bin, deps["orders"], "shop-orders", false)
 	api1 := e.startShop(t, bin, deps["api"], "shop-api-1", true)
@@ -77,7 +82,13 @@ func TestShopOnKubernetes(t *testing.T) {
 		last := ""
 		eventually(t, 60*time.Second, a.pod+" places an order", func() bool {
 			code, body := a.order("first-"+a.pod, "")
-			if got := fmt.Sprintf("%d %s", code, strings.TrimSpace(body)); code != http.StatusOK && got != last {
+			// The answer without its figures (attempts and times change
+			// every try).
+			got := fmt.Sprintf("%d %s", code, strings.TrimSpace(body))
+			if i := strings.Index(got, " ["); i > 0 {
+				got = got[:i]
+			}
+			if code != http.StatusOK && got != last {
 				last = got
 				t.Logf("%s: an order answered %s", a.pod, got) // each distinct answer once: why it did not work yet
 			}
@@ -261,6 +272,8 @@ func (e *env) startShop(t *testing.T, bin string, dep *appsv1.Deployment, pod st
 	if api {
 		environ = append(environ, "SHOP_NAME="+pod)
 	}
+	// The runtime's warnings on stderr, shown when the test fails.
+	environ = append(environ, "SHOP_LOG=1")
 	n.cmd = exec.Command(bin)
 	n.cmd.Env = environ
 	n.cmd.Stderr = n.stderr
@@ -281,9 +294,17 @@ func (e *env) startShop(t *testing.T, bin string, dep *appsv1.Deployment, pod st
 	}()
 	go func() { _ = n.cmd.Wait(); close(n.done) }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			// Its goroutines on stderr (Go's SIGQUIT dump), then gone.
+			_ = n.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-n.done:
+			case <-time.After(5 * time.Second):
+			}
+		}
 		_ = n.cmd.Process.Kill()
 		<-n.done
-		if t.Failed() {
+		if t.Failed() || os.Getenv("MAILROOM_TEST_SHOP_STDERR") != "" {
 			t.Logf("%s stderr:\n%s", pod, n.stderr.String())
 		}
 	})
@@ -371,4 +392,39 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// dumpObjects logs the pods (phase, readiness, deletion) and the leases
+// (holder, renewal) the nodes see, for a failed test.
+func (e *env) dumpObjects(t *testing.T) {
+	ctx := context.Background()
+	pods, err := e.admin.CoreV1().Pods(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("pods: %v", err)
+	} else {
+		for _, p := range pods.Items {
+			ready := "?"
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady {
+					ready = string(c.Status)
+				}
+			}
+			t.Logf("pod %s uid=%s phase=%s ready=%s ip=%s deleting=%v labels=%v", p.Name, p.UID, p.Status.Phase, ready, p.Status.PodIP, p.DeletionTimestamp != nil, p.Labels)
+		}
+	}
+	leases, err := e.admin.CoordinationV1().Leases(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Logf("leases: %v", err)
+		return
+	}
+	for _, l := range leases.Items {
+		holder, renew := "", ""
+		if l.Spec.HolderIdentity != nil {
+			holder = *l.Spec.HolderIdentity
+		}
+		if l.Spec.RenewTime != nil {
+			renew = l.Spec.RenewTime.String()
+		}
+		t.Logf("lease %s holder=%s renew=%s annotations=%v", l.Name, holder, renew, l.Annotations)
+	}
 }

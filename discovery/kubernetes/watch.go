@@ -165,6 +165,9 @@ func (p *Provider) apply(v *view) {
 	if p.dead.Load() {
 		return
 	}
+	for _, ev := range evs {
+		p.log.Debug("discovery: kubernetes: member event", "type", ev.Type.String(), "member", ev.Member.Node, "incarnation", actor.FormatIncarnation(ev.Member.Incarnation), "draining", ev.Member.Draining)
+	}
 	p.queue.Push(evs...)
 	if v.selfDown(inc) {
 		p.declareDead("the cluster's view reports this incarnation down (lease expired, pod not ready, deleted or replaced)")
