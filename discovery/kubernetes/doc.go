@@ -49,7 +49,9 @@
 // whose lease expired (the process froze: SIGSTOP, a stuck machine) is
 // reported down within its lease TTL plus the watch latency, and
 // everything pinned to it fails then. A node that sees itself reported
-// down, or whose renewer finds it did not run for a TTL (it was frozen),
+// down, or whose renewer finds it did not run for about a TTL (it was
+// frozen; it gives up a little before the TTL, at TTL - min(RenewEvery,
+// TTL - RenewEvery)/2, since others may have reported it down by then),
 // declares itself dead: MemberDown for self, which makes remote stop the
 // node; its restart is a new incarnation.
 //

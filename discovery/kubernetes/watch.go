@@ -59,8 +59,17 @@ func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
 			}
 			return
 		}
-		if gap := time.Since(last); gap > p.cfg.LeaseTTL {
-			p.declareDead(fmt.Sprintf("the renewer did not run for %v, more than the lease TTL %v (frozen?)", gap.Round(time.Millisecond), p.cfg.LeaseTTL))
+		// Others report this incarnation down once its lease was not seen
+		// renewed for a TTL; thawed just after that, the gap since this
+		// renewer last ran is only a few milliseconds above TTL, less
+		// than the clocks and ticks of two processes can tell apart. So
+		// the renewer gives up a little earlier: half a renewal, or half
+		// the slack between RenewEvery and the TTL when that is less (so
+		// a renewer on time never does). A pause that long is no healthy
+		// node's, and a node that gives up early only stops: it never
+		// runs beside a successor.
+		if gap, limit := time.Since(last), p.cfg.LeaseTTL-min(p.cfg.RenewEvery, p.cfg.LeaseTTL-p.cfg.RenewEvery)/2; gap > limit {
+			p.declareDead(fmt.Sprintf("the renewer did not run for %v, close to or more than the lease TTL %v (frozen?)", gap.Round(time.Millisecond), p.cfg.LeaseTTL))
 			if req != nil {
 				req.reply <- discovery.ErrDeclaredDead
 			}
