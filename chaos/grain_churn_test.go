@@ -46,7 +46,9 @@ func TestGrainChurn(t *testing.T) { grainChurn(t, "grain-churn", true) }
 // TestGrainChurnStatic: the same churn with Static and no leases: the
 // joins are ordered by the handoff (the new owner waits for the previous
 // one to stop its activation), the leaves by the leaver stopping its
-// activations before its links go.
+// activations before its links go. Without leases the views can still
+// disagree for a moment: overlaps and the increments they lose are
+// measured and printed, not required to be zero (as grain-partition-static).
 func TestGrainChurnStatic(t *testing.T) { grainChurn(t, "grain-churn-static", false) }
 
 func grainChurn(t *testing.T, name string, consul bool) {
@@ -189,8 +191,15 @@ func grainChurn(t *testing.T, name string, consul bool) {
 	sc.set("min_handover_gap_us", ov.minGap.Microseconds())
 
 	require.Zero(t, unstopped, "every activation logged its stop")
-	require.Zero(t, ov.pairs, "two incarnations ran one identity at once (longest overlap %v)", ov.longest)
-	require.Zero(t, lost, "acknowledged increments missing from the saved counts")
+	if consul {
+		require.Zero(t, ov.pairs, "two incarnations ran one identity at once (longest overlap %v)", ov.longest)
+		require.Zero(t, lost, "acknowledged increments missing from the saved counts")
+	} else if ov.pairs > 0 || lost > 0 {
+		// Static has no leases: at most one activation while the nodes'
+		// views agree, and a window while they do not (docs/CLUSTER.md).
+		// The handoff makes it rare; the line reports what it measured.
+		t.Logf("the Static window: %d overlapping activations (longest %v ms), %d acknowledged increments lost", ov.pairs, ov.longest, lost)
+	}
 	require.Zero(t, extraN, "saved counts above what was acknowledged or may have executed")
 	require.Zero(t, violations, "per-sender order within an activation")
 	require.Zero(t, led.other.Load(), "errors of no expected class (last: %v)", led.lastOther.Load())
