@@ -79,7 +79,7 @@ func TestCallKillOwnerStatic(t *testing.T) {
 	require.True(t, errors.Is(err, actor.ErrNodeDown), "%v", err)
 	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err), "%v", err)
 	t.Logf("the pending Call failed as may-have-executed %v after SIGKILL", took)
-	require.Less(t, took, 100*time.Millisecond)
+	require.Less(t, took, 3*time.Second, "a tenth of the call's 30 s deadline: it failed by liveness (ErrNodeDown), not by waiting; how fast is logged, a measurement")
 
 	r2, err := CallAs[*testpb.Echo](ctxT(t, 10*time.Second), pc, psys, "account", id, echo("get", 0))
 	require.NoError(t, err)

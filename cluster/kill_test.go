@@ -103,7 +103,7 @@ func killOwner(t *testing.T, base testnode.Options, ttl time.Duration) {
 		worst = max(worst, r.at.Sub(killed))
 	}
 	t.Logf("pending calls failed as may-have-executed at most %v after SIGKILL", worst)
-	require.Less(t, worst, 100*time.Millisecond)
+	require.Less(t, worst, 3*time.Second, "a tenth of the call's 30 s deadline: it failed by liveness (ErrNodeDown), not by waiting; how fast is logged, a measurement")
 
 	// New messages reach new activations.
 	for _, id := range ids {

@@ -343,7 +343,7 @@ func killSingletonOwner(t *testing.T, base testnode.Options, ttl time.Duration) 
 	require.True(t, errors.Is(err, actor.ErrNodeDown), "%v", err)
 	require.Equal(t, actor.MayHaveExecuted, actor.Outcome(err), "%v", err)
 	t.Logf("the pending call failed as may-have-executed %v after SIGKILL", failed)
-	require.Less(t, failed, 100*time.Millisecond)
+	require.Less(t, failed, 3*time.Second, "a tenth of the call's 30 s deadline: it failed by liveness (ErrNodeDown), not by waiting; how fast is logged, a measurement")
 
 	var r2 *testpb.Echo
 	for r2 == nil {
