@@ -43,4 +43,9 @@ echo "scripts/debian-tool.sh: installing $pkg (apt-get) for $what" >&2
 if ! ($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$pkg") >&2; then
 	fail "apt-get install $pkg failed"
 fi
-command -v "${cmds[0]}" >/dev/null 2>&1 || fail "${cmds[0]} still missing after apt-get install $pkg"
+for c in "${cmds[@]}"; do
+	if [ -n "$c" ] && command -v "$c" >/dev/null 2>&1; then
+		exit 0
+	fi
+done
+fail "none of ${cmds[*]} is there after apt-get install $pkg"
