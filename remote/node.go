@@ -25,6 +25,15 @@ import (
 // and none is held while calling out (hooks, the actor system, a
 // handler) except where noted.
 //
+// No callback runs under peer.pathMu, Node.mu, peer.mu, link.wmu or
+// link.mu: not a Hooks callback, not a dead-letter subscriber (the dead
+// letters of a closed link's unsent frames), not a pool's Dropped, not a
+// pending call's failure. Each may send to the very peer whose lock is
+// held, and a send takes pathMu shared, then Node.mu and peer.mu. Code
+// that must close a link under one of them (the fences and the publish
+// barrier, under pathMu) changes the link's state there (closeLater) and
+// runs what the close leaves to do (effects) once it has released them.
+//
 //  1. poolLink.fmu   a pool link's turn: its proxy's Flush, an owned
 //                    write, DropQueued. Never taken under another lock.
 //                    Under it: the queue's mu, the link's wmu and mu, and
@@ -38,7 +47,9 @@ import (
 //                    (it may wait for room in its link). Exclusive:
 //                    publishPool and unpublishPool, which never wait (the
 //                    barrier's ping and the fences take the control
-//                    headroom, or close a link too full for them).
+//                    headroom, or close a link too full for them: its
+//                    state under the lock, its effects after it,
+//                    link.closeLater).
 //  2. Node.mu        names and incarnations (slots), accepted links not
 //                    yet attached, draining, closing, meta, pool stats;
 //                    routes are written under it.
