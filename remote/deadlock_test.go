@@ -260,3 +260,36 @@ func TestCallbacksSendingToThePeerOfAFullTakeoverFenceDoNotDeadlock(t *testing.T
 	require.Equal(t, uint64(2), d.a.Stats().DroppedUnsent)
 	require.NotZero(t, d.linkDowns.Load())
 }
+
+// A pool link whose write fails drops the sends of its queue as dead
+// letters. They were published during the link's turn (fmu) and before
+// the queue gave their room back: a subscriber's send to the same peer
+// went into that same full queue and waited for room only its own
+// goroutine could free. Now the queue is closed at the failure (the
+// subscriber's send falls back to the native path) and the dead letters
+// are published after the turn.
+func TestCallbacksSendingToThePeerOfAFailedPoolWriteDoNotDeadlock(t *testing.T) {
+	d := startDLNet(t)
+	h := dialHandPool(t, d.a, "b")
+	pool, err := d.a.publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}, QueueEntries: 2})
+	require.NoError(t, err)
+	h.pool = pool
+	d.send("") // written: the link is past its fence
+	waitFor(t, "the first send delivered", func() bool { return len(d.sink.received()) == 1 })
+	h.halt() // the test takes the proxy's turn
+	d.send("")
+	d.send("")
+	waitFor(t, "the queue full", func() bool { return h.pl.QueueLen() == 2 })
+	conn := d.net.Conns(d.b.Addr())[1]
+	require.Same(t, conn, h.pl.l.conn.(*roleConn).Conn)
+	require.NoError(t, conn.Close()) // the batch's write fails
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = h.pl.Flush()
+	}()
+	noDeadlock(t, "a pool link's Flush", done)
+	d.settled(t)
+	require.GreaterOrEqual(t, d.deadA.Load(), int64(2), "the two queued sends")
+}

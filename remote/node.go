@@ -37,10 +37,12 @@ import (
 //  1. poolLink.fmu   a pool link's turn: its proxy's Flush, an owned
 //                    write, DropQueued. Never taken under another lock.
 //                    Under it: the queue's mu, the link's wmu and mu, and
-//                    what a failed write's close runs (linkDown: Node.mu,
-//                    peer.mu, hooks) or a drop does (a dropped send's dead
-//                    letter, a dropped reply rerouted on another link,
-//                    waiting for room there).
+//                    a dropped reply rerouted on another link (waiting
+//                    for room there). What a failed write's close runs
+//                    (linkDown) and a dropped send's dead letter or
+//                    Dropped run after it (effects): a subscriber sending
+//                    to the peer would wait for room in the very queue
+//                    the turn frees.
 //     peer.pathMu    never held with a poolLink.fmu. It orders native
 //                    sends against a change of path (barrier.go). Shared:
 //                    a native sender, from its route check to its enqueue
