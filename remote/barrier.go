@@ -54,13 +54,14 @@ var errBarrierFull = errors.New("remote: link too full to take the ping of a pub
 
 // barrier sends a ping and returns a channel closed when its pong
 // arrives, or when the link closes (nothing more comes on it then). It
-// never waits: a link too full to take the ping is closed (its unsent
-// frames counted), which orders it the same way.
-func (l *link) barrier() <-chan struct{} {
+// never waits: a link too full to take the ping is closed, which orders
+// it the same way; the effects of that close (its unsent frames counted
+// as dead letters, linkDown) are left in fx, for after the path lock.
+func (l *link) barrier(fx *effects) <-chan struct{} {
 	ch := make(chan struct{})
 	n, err := l.ping()
 	if errors.Is(err, actor.ErrOverloaded) {
-		l.close(errBarrierFull)
+		l.closeLater(errBarrierFull, fx)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -100,10 +101,11 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // barrier on our native link, if there is one. Called with p.pathMu held
 // exclusively, before the route changes, so no native send can come
 // after the ping, and the pool has its fence before anyone can push into
-// it.
-func (p *peer) publishFence() <-chan struct{} {
+// it. What closing a link too full for the ping leaves to do is added to
+// fx.
+func (p *peer) publishFence(fx *effects) <-chan struct{} {
 	if l := p.outLink(); l != nil {
-		return l.barrier()
+		return l.barrier(fx)
 	}
 	return closedChan
 }

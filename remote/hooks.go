@@ -8,7 +8,10 @@ import (
 
 // Hooks let the layers above (the proxy pool, services) follow what the
 // remote layer sees. Every callback runs on a goroutine of the remote
-// layer, possibly concurrently with others, and must not block.
+// layer, possibly concurrently with others, and must not block. None
+// runs with a lock of the remote layer held: a callback may send to the
+// very peer it is told of, or ask the node about it (Peer, Links), as may
+// a dead-letter subscriber given what a closing link drops.
 type Hooks struct {
 	// OnMember: a discovery event, after the node applied it.
 	OnMember func(discovery.Event)

@@ -321,10 +321,26 @@ func readErr(err error) error {
 }
 
 // close ends the link once, with a reason; the node fails what was
-// pinned to it.
+// pinned to it. Called with no runtime lock held: its effects call out
+// (closeLater says which). Under a lock, use closeLater.
 func (l *link) close(reason error) {
+	var fx effects
+	l.closeLater(reason, &fx)
+	fx.run()
+}
+
+// closeLater is close in two steps: the link's state changes now (it is
+// closed, nothing more is written on it, what it buffered is taken, and
+// the links it is abandoned for carry their fence), which orders it
+// against what follows as close does; the effects are added to fx, for
+// the caller to run once it holds no runtime lock: the dead letters of
+// the frames it never wrote, closing the connection, and linkDown
+// (pending calls failed, watches ended, OnLinkDown and OnPeerGone
+// hooks). Dead-letter subscribers and hooks may send to the same peer,
+// which takes the locks the caller may hold (node.go's lock order).
+func (l *link) closeLater(reason error, fx *effects) {
 	if !l.isClosed() {
-		l.abandon() // supersede.go
+		l.abandon(fx) // supersede.go
 	}
 	l.mu.Lock()
 	if l.closed {
@@ -342,13 +358,31 @@ func (l *link) close(reason error) {
 	l.releaseBarriers(^uint64(0))
 	l.mu.Unlock()
 	l.cancel() // a reader blocked delivering into a full mailbox gives up
-	l.countUnsent(unsent, reason)
-	_ = l.conn.Close()
-	select {
-	case l.wake <- struct{}{}:
-	default:
+	fx.add(func() {
+		l.countUnsent(unsent, reason)
+		_ = l.conn.Close() // (a TLS close may wait to write its alert)
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+		l.node.linkDown(l, reason)
+	})
+}
+
+// effects are what a change of state made under a runtime lock leaves
+// to do once every lock is released: whatever calls out (a dead-letter
+// subscriber, a hook, a pool's Dropped) or may wait.
+type effects []func()
+
+func (fx *effects) add(f func()) { *fx = append(*fx, f) }
+
+// run carries out the effects in the order they were added. Called with
+// no runtime lock held.
+func (fx *effects) run() {
+	for i := 0; i < len(*fx); i++ {
+		(*fx)[i]()
 	}
-	l.node.linkDown(l, reason)
+	*fx = nil
 }
 
 // countUnsent accounts for the frames a closing link never wrote, so

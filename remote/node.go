@@ -25,20 +25,33 @@ import (
 // and none is held while calling out (hooks, the actor system, a
 // handler) except where noted.
 //
+// No callback runs under peer.pathMu, Node.mu, peer.mu, link.wmu or
+// link.mu: not a Hooks callback, not a dead-letter subscriber (the dead
+// letters of a closed link's unsent frames), not a pool's Dropped, not a
+// pending call's failure. Each may send to the very peer whose lock is
+// held, and a send takes pathMu shared, then Node.mu and peer.mu. Code
+// that must close a link under one of them (the fences and the publish
+// barrier, under pathMu) changes the link's state there (closeLater) and
+// runs what the close leaves to do (effects) once it has released them.
+//
 //  1. poolLink.fmu   a pool link's turn: its proxy's Flush, an owned
 //                    write, DropQueued. Never taken under another lock.
 //                    Under it: the queue's mu, the link's wmu and mu, and
-//                    what a failed write's close runs (linkDown: Node.mu,
-//                    peer.mu, hooks) or a drop does (a dropped send's dead
-//                    letter, a dropped reply rerouted on another link,
-//                    waiting for room there).
+//                    a dropped reply rerouted on another link (waiting
+//                    for room there). What a failed write's close runs
+//                    (linkDown) and a dropped send's dead letter or
+//                    Dropped run after it (effects): a subscriber sending
+//                    to the peer would wait for room in the very queue
+//                    the turn frees.
 //     peer.pathMu    never held with a poolLink.fmu. It orders native
 //                    sends against a change of path (barrier.go). Shared:
 //                    a native sender, from its route check to its enqueue
 //                    (it may wait for room in its link). Exclusive:
 //                    publishPool and unpublishPool, which never wait (the
 //                    barrier's ping and the fences take the control
-//                    headroom, or close a link too full for them).
+//                    headroom, or close a link too full for them: its
+//                    state under the lock, its effects after it,
+//                    link.closeLater).
 //  2. Node.mu        names and incarnations (slots), accepted links not
 //                    yet attached, draining, closing, meta, pool stats;
 //                    routes are written under it.

@@ -170,6 +170,10 @@ func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts po
 		l.q.mu.Unlock()
 	}
 	// No native send may come between the fence and the route change.
+	// What closing a link too full for a fence or the barrier leaves to
+	// do runs after the path lock (fx): a dead-letter subscriber or a
+	// hook may send to p, natively.
+	var fx effects
 	p.pathMu.Lock()
 	n.mu.Lock()
 	if s.cur != p || n.closing {
@@ -182,11 +186,11 @@ func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts po
 	// fenced in this same step (its peer is p, alive), so that nothing
 	// the new pool or the native path carries overtakes what they hold.
 	if old := (*n.routes.Load())[node]; old != nil && old.peer == p {
-		p.fenceLinks(old.linkList())
+		p.fenceLinks(old.linkList(), &fx)
 	}
 	// The fence is raised, and given to the pool, before the route
 	// changes: a proxy woken by the first push always finds it.
-	pool.fence = p.publishFence()
+	pool.fence = p.publishFence(&fx)
 	for _, l := range pool.links {
 		l.pool.Store(pool)
 	}
@@ -197,6 +201,7 @@ func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts po
 		n.afterPublishSwap()
 	}
 	p.pathMu.Unlock()
+	fx.run()
 	if old != nil {
 		n.closePool(old, errors.New("replaced by a new pool"))
 	}
@@ -220,6 +225,7 @@ func (pl *pubPool) linkList() []*link {
 // links carried, as when a pool takes over from the native path.
 func (n *Node) unpublishPool(pool *pubPool, reason error) {
 	p := pool.peer
+	var fx effects // closing a link too full for the fence: after the path lock
 	live := !p.isGone()
 	if live {
 		p.pathMu.Lock() // no native send between the route change and the fence
@@ -231,9 +237,10 @@ func (n *Node) unpublishPool(pool *pubPool, reason error) {
 	n.mu.Unlock()
 	p.nativeNoted.Store(0) // the next native message is news (hooks.go)
 	if live {
-		p.fenceLinks(pool.linkList())
+		p.fenceLinks(pool.linkList(), &fx)
 		p.pathMu.Unlock()
 	}
+	fx.run()
 	n.closePool(pool, reason)
 }
 

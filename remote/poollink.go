@@ -125,7 +125,9 @@ func (pl *poolLink) SetHold(f func()) { pl.hold = f }
 // mid-write fails them as may have executed, never wrongly as not
 // executed; a call abandoned while queued (answered "not sent") is cut
 // out. A write error closes the link: what this Flush had not written
-// is dropped (DropQueued's rules) and the error returned.
+// is dropped (DropQueued's rules) and the error returned; the dead
+// letters of its sends and casts are published once the link's turn is
+// over (a subscriber may send to the same peer, through this very queue).
 func (pl *poolLink) Flush() (more bool, err error) {
 	if !pl.open.Load() {
 		pool := pl.pool.Load()
@@ -143,9 +145,12 @@ func (pl *poolLink) Flush() (more bool, err error) {
 			return false, errLinkClosed
 		}
 	}
+	var fx effects
 	pl.fmu.Lock()
-	defer pl.fmu.Unlock()
-	return pl.flush()
+	more, err = pl.flush(&fx)
+	pl.fmu.Unlock()
+	fx.run()
+	return more, err
 }
 
 // flushOwned is a turn taken by the goroutine whose push found the queue
@@ -161,9 +166,11 @@ func (pl *poolLink) flushOwned(yield bool) {
 	if yield {
 		runtime.Gosched()
 	}
+	var fx effects
 	pl.fmu.Lock()
-	more, err := pl.flush()
+	more, err := pl.flush(&fx)
 	pl.fmu.Unlock()
+	fx.run()
 	if err == nil && more {
 		pl.q.wake() // the turn stays owned: the proxy's now
 	}
@@ -171,13 +178,16 @@ func (pl *poolLink) flushOwned(yield bool) {
 	// teardown settles the rest.
 }
 
-// flush is one turn; under fmu.
-func (pl *poolLink) flush() (more bool, err error) {
+// flush is one turn; under fmu. After a failed write the queue takes
+// nothing more (the link is closed: senders fall back to the native
+// path), and the dead letters of what it drops are left in fx.
+func (pl *poolLink) flush(fx *effects) (more bool, err error) {
 	pl.taken = pl.q.take(pl.taken[:0])
 	for i, bb := range pl.taken {
-		if err := pl.write(bb); err != nil {
-			pl.drop(pl.taken[i:i+1], fmt.Errorf("%w: pool link failed during the write (may have been delivered): %v", actor.ErrNodeDown, err))
-			pl.drop(pl.taken[i+1:], fmt.Errorf("%w: pool link failed: %v", actor.ErrNotSent, err))
+		if err := pl.write(bb, fx); err != nil {
+			pl.q.close()
+			pl.drop(pl.taken[i:i+1], fmt.Errorf("%w: pool link failed during the write (may have been delivered): %v", actor.ErrNodeDown, err), fx)
+			pl.drop(pl.taken[i+1:], fmt.Errorf("%w: pool link failed: %v", actor.ErrNotSent, err), fx)
 			clear(pl.taken)
 			return false, err
 		}
@@ -187,8 +197,9 @@ func (pl *poolLink) flush() (more bool, err error) {
 	return pl.q.idle(), nil
 }
 
-// write claims the calls of one batch and writes it as one frame.
-func (pl *poolLink) write(bb *batchBuf) error {
+// write claims the calls of one batch and writes it as one frame. A
+// failed write closes the link, and leaves the close's effects in fx.
+func (pl *poolLink) write(bb *batchBuf, fx *effects) error {
 	cut := pl.cut[:0]
 	for _, c := range bb.calls {
 		if c.pc.markSent() {
@@ -208,7 +219,7 @@ func (pl *poolLink) write(bb *batchBuf) error {
 	if pl.hold != nil {
 		pl.hold()
 	}
-	if err := pl.l.writeNow(frame); err != nil {
+	if err := pl.l.writeNow(frame, fx); err != nil {
 		return err
 	}
 	pl.stats.Observe(bb.n, len(frame))
@@ -220,19 +231,22 @@ func (pl *poolLink) write(bb *batchBuf) error {
 // to another live link of the caller's incarnation (a caller must never
 // be left waiting), calls and requests are left to the pool's teardown
 // (which fails them as not sent), sends and casts become counted dead
-// letters with reason. The owner calls it when it ends, after closing
-// the link.
+// letters with reason, published once the link's turn is over. The
+// owner calls it when it ends, after closing the link.
 func (pl *poolLink) DropQueued(reason error) {
+	var fx effects
 	pl.fmu.Lock()
-	defer pl.fmu.Unlock()
 	pl.q.close()
 	batches := pl.q.take(nil)
-	pl.drop(batches, reason)
+	pl.drop(batches, reason, &fx)
 	pl.q.idle()
+	pl.fmu.Unlock()
+	fx.run()
 }
 
-// drop accounts for batches that will not be written (DropQueued).
-func (pl *poolLink) drop(batches []*batchBuf, reason error) {
+// drop accounts for batches that will not be written (DropQueued). The
+// dead letters of sends and casts are left in fx, for after fmu.
+func (pl *poolLink) drop(batches []*batchBuf, reason error, fx *effects) {
 	for _, bb := range batches {
 		b := bb.entries()
 		for len(b) >= 5 {
@@ -240,14 +254,14 @@ func (pl *poolLink) drop(batches []*batchBuf, reason error) {
 			if end > len(b) {
 				break
 			}
-			pl.dropEntry(wire.Unwrap(wire.Kind(b[0]), b[5:end]), b[:end], reason)
+			pl.dropEntry(wire.Unwrap(wire.Kind(b[0]), b[5:end]), b[:end], reason, fx)
 			b = b[end:]
 		}
 		pl.q.done(bb)
 	}
 }
 
-func (pl *poolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
+func (pl *poolLink) dropEntry(k wire.Kind, entry []byte, reason error, fx *effects) {
 	n := pl.n
 	switch k {
 	case wire.KindCall, wire.KindRequest:
@@ -259,10 +273,10 @@ func (pl *poolLink) dropEntry(k wire.Kind, entry []byte, reason error) {
 	default:
 		o := &outgoing{node: pl.l.ends.PeerNode, kind: k}
 		if pool := pl.pool.Load(); pool != nil && pool.dropped != nil {
-			pool.dropped(o.Op(), reason)
+			fx.add(func() { pool.dropped(o.Op(), reason) })
 			return
 		}
-		actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, o, reason)
+		fx.add(func() { actorhooks.DeadLetter(n.sys, actor.PID{Node: pl.l.ends.PeerNode}, actor.PID{}, o, reason) })
 	}
 }
 
@@ -289,8 +303,10 @@ func (pl *poolLink) reroute(entry []byte) bool {
 
 // writeNow writes one frame synchronously, serialised with the writer
 // goroutine (heartbeats, pongs, fences): frames queued on the link before
-// it are written first.
-func (l *link) writeNow(b []byte) error {
+// it are written first. A failed write closes l: what the close leaves to
+// do (linkDown, the dead letters of what was not written) is added to fx,
+// for after the owner's turn.
+func (l *link) writeNow(b []byte, fx *effects) error {
 	l.wmu.Lock()
 	l.mu.Lock()
 	if l.closed || l.wclosed {
@@ -307,7 +323,7 @@ func (l *link) writeNow(b []byte) error {
 		written, err := l.conn.Write(queued)
 		if err != nil {
 			l.wmu.Unlock()
-			return l.writeFailed(err, queued, written)
+			return l.writeFailed(err, queued, written, fx)
 		}
 		l.stats.bytesOut.Add(uint64(len(queued)))
 		l.node.stats.bytesOut.Add(uint64(len(queued)))
@@ -315,7 +331,7 @@ func (l *link) writeNow(b []byte) error {
 	_, err := l.conn.Write(b)
 	l.wmu.Unlock()
 	if err != nil {
-		return l.writeFailed(err, nil, 0)
+		return l.writeFailed(err, nil, 0, fx)
 	}
 	l.lastSent.Store(time.Now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
@@ -326,14 +342,15 @@ func (l *link) writeNow(b []byte) error {
 
 // writeFailed closes l after a write of its owner failed; the frames of
 // queued the write did not hand to the kernel are counted as unsent.
-func (l *link) writeFailed(err error, queued []byte, written int) error {
+func (l *link) writeFailed(err error, queued []byte, written int, fx *effects) error {
 	if l.writeClosed() {
 		return errLinkClosed
 	}
 	err = fmt.Errorf("write: %w", err)
-	l.close(err)
+	l.closeLater(err, fx)
 	if queued != nil {
-		l.countUnsent(queued[frameBoundary(queued, written):], err)
+		unsent := queued[frameBoundary(queued, written):]
+		fx.add(func() { l.countUnsent(unsent, err) })
 	}
 	return err
 }

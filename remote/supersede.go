@@ -41,12 +41,13 @@ var errFenceFull = errors.New("remote: link too full to fence an abandoned one")
 
 // abandon fences l, an outbound link closing while its peer lives.
 // Called by close before anything else, so no send rerouted because l
-// closed can be written before the fence.
-func (l *link) abandon() {
+// closed can be written before the fence. The closes of links too full
+// for the fence leave their effects in fx.
+func (l *link) abandon(fx *effects) {
 	if l.goodbye.Load() != 0 || l.peer == nil {
 		return
 	}
-	l.peer.fenceLinks([]*link{l})
+	l.peer.fenceLinks([]*link{l}, fx)
 }
 
 // maxAbandoned bounds the ids a peer remembers for the links dialed later.
@@ -54,8 +55,10 @@ const maxAbandoned = 256
 
 // fenceLinks fences ls, outbound links to p about to close while p lives
 // (each at most once): every other outbound link to p carries a fence
-// naming them, and every link dialed later starts with one.
-func (p *peer) fenceLinks(ls []*link) {
+// naming them, and every link dialed later starts with one. A link too
+// full for its fence is closed before fenceLinks returns, and the effects
+// of its close are left in fx (link.closeLater): callers hold p.pathMu.
+func (p *peer) fenceLinks(ls []*link, fx *effects) {
 	var ids []uint64
 	for _, l := range ls {
 		if l.outbound && l.dialID != 0 && l.fenced.CompareAndSwap(false, true) {
@@ -88,7 +91,7 @@ func (p *peer) fenceLinks(ls []*link) {
 	}
 	p.mu.Unlock()
 	for _, m := range unfenced {
-		m.close(errFenceFull)
+		m.closeLater(errFenceFull, fx)
 	}
 }
 
