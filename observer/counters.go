@@ -107,18 +107,19 @@ func counterTable(sys *actor.System, c Counters, failed [3]uint64) []Counter {
 	return append(t, statsRows(c.Remote)...)
 }
 
-// statsRows are the values of st, one row each: a field Each gives more
-// than once (an array) has its labels, the others none.
+// statsRows are the values of st, one row each: the elements of an array
+// field (rows of one field, adjacent) have their labels, the others none.
 func statsRows(st remote.Stats) []Counter {
-	times := map[string]int{}
-	st.Each(func(c remote.Counter, _ float64) { times[c.Field]++ })
-	var out []Counter
+	out := make([]Counter, 0, 64)
+	labels := make([]map[string]string, 0, 64)
 	st.Each(func(c remote.Counter, v float64) {
-		r := Counter{Layer: cmp.Or(layers[c.Field], "remote"), Name: c.Field, Value: v}
-		if times[c.Field] > 1 {
-			r.Labels = maps.Clone(c.Labels)
-		}
-		out = append(out, r)
+		out = append(out, Counter{Layer: cmp.Or(layers[c.Field], "remote"), Name: c.Field, Value: v})
+		labels = append(labels, c.Labels)
 	})
+	for i := range out {
+		if (i > 0 && out[i-1].Name == out[i].Name) || (i+1 < len(out) && out[i+1].Name == out[i].Name) {
+			out[i].Labels = maps.Clone(labels[i])
+		}
+	}
 	return out
 }
