@@ -49,7 +49,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 	cl := &cluster{pooled: o.pooled}
 	cl.b, cl.bCtr = startChild(t, testnode.Options{Name: "b", Extra: extra, Heartbeat: o.heartbeat, Misses: o.misses})
 	cl.c, _ = startChild(t, testnode.Options{Name: "c", Extra: map[string]string{ExtraPool: extra[ExtraPool]}, Heartbeat: o.heartbeat, Misses: o.misses})
-	rc := remote.Config{Seeds: []string{cl.b.Seed(), cl.c.Seed()}, HeartbeatInterval: o.heartbeat, HeartbeatMisses: o.misses}
+	rc := remote.Config{Seeds: []string{cl.b.Seed(), cl.c.Seed()}, Liveness: remote.Liveness{HeartbeatInterval: o.heartbeat, HeartbeatMisses: o.misses}}
 	if o.aConfig != nil {
 		o.aConfig(&rc)
 	}

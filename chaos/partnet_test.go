@@ -56,13 +56,13 @@ func newPartnet(t *testing.T, hb time.Duration, misses int) *partnet {
 	}
 	cfg := func(name string, seeds ...string) remote.Config {
 		return remote.Config{Listen: addr(pn.ports[name]), Advertise: pn.px[name].Addr(), Seeds: seeds, Network: &heldTCP{ln: held[name]},
-			HeartbeatInterval: hb, HeartbeatMisses: misses, HandshakeTimeout: time.Second, DialTimeout: time.Second}
+			Liveness: remote.Liveness{HeartbeatInterval: hb, HeartbeatMisses: misses}, HandshakeTimeout: time.Second, DialTimeout: time.Second}
 	}
 	pn.bChild, pn.bCtr = startChild(t, testnode.Options{Name: "b", Listen: addr(pn.ports["b"]), Advertise: pn.px["b"].Addr(),
 		Heartbeat: hb, Misses: misses, Extra: floodSinkExtra()})
 	pn.a = startLocal(t, "a", cfg("a", "b="+pn.px["b"].Addr()), nil)
 	pn.d = startLocal(t, "d", cfg("d", "b="+pn.px["b"].Addr()), nil)
-	pn.c = startLocal(t, "c", remote.Config{HeartbeatInterval: hb, HeartbeatMisses: misses,
+	pn.c = startLocal(t, "c", remote.Config{Liveness: remote.Liveness{HeartbeatInterval: hb, HeartbeatMisses: misses},
 		Seeds: []string{"a=" + addr(pn.ports["a"]), "b=" + addr(pn.ports["b"]), "d=" + addr(pn.ports["d"])}}, nil)
 	for _, x := range []*node{pn.a, pn.d} {
 		require.NoError(t, x.n.Connect(ctxFor(t, 10*time.Second), "b", ""))

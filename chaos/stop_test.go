@@ -32,7 +32,7 @@ func TestStopCont(t *testing.T) {
 	quick := func(rc *remote.Config) { rc.HandshakeTimeout, rc.DialTimeout = time.Second, time.Second }
 	cl := newCluster(t, clusterOpts{pooled: true, bExtra: floodSinkExtra(), heartbeat: hb, misses: misses, aConfig: quick})
 	a, b := cl.a, cl.b
-	dc := remote.Config{Seeds: []string{b.Seed()}, HeartbeatInterval: hb, HeartbeatMisses: misses}
+	dc := remote.Config{Seeds: []string{b.Seed()}, Liveness: remote.Liveness{HeartbeatInterval: hb, HeartbeatMisses: misses}}
 	quick(&dc)
 	d := startLocal(t, "d", dc, nil) // the caller: a's pool toward b carries sends only
 	require.NoError(t, d.n.Connect(ctxFor(t, 10*time.Second), "b", ""))

@@ -268,7 +268,7 @@ func (c *Cluster) Link(a, b string) error {
 // Delay makes every link between a and b wait d in each direction for
 // each write it carries (0 ends the delay). It holds for the links that
 // exist and later ones. A delay beyond the nodes' heartbeat window
-// (remote.Config.HeartbeatInterval x HeartbeatMisses) makes them judge
+// (remote.Config.Liveness.HeartbeatInterval x HeartbeatMisses) makes them judge
 // each other dead.
 func (c *Cluster) Delay(a, b string, d time.Duration) error {
 	if err := c.known(a, b); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/cluster"
-	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
 	"github.com/mailroom-go/mailroom/proxypool"
@@ -62,18 +61,10 @@ var (
 		"Calls and requests made on this node that failed, by outcome (actor.Execution.Label: not_executed, may_have_executed, executed).", "outcome")
 )
 
-// Discovery.
-var (
-	descMembers = desc("mailroom_discovery_members",
-		"Other nodes discovery lists as up now.")
-	descMemberEvents = desc("mailroom_discovery_events_total",
-		"Discovery events this node applied, by type (up, updated, down).", "type")
-)
-
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.nodeInfo, descActors, descSpawns, descRestarts, descCrashes, descDeadLetters, descMailboxDepth,
-		descDeepest, descLateReplies, descCastFailures, descCallFailures, descMembers, descMemberEvents,
+		descDeepest, descLateReplies, descCastFailures, descCallFailures,
 	} {
 		ch <- d
 	}
@@ -88,13 +79,9 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	sys := c.node.System()
-	st := c.node.Stats()
 	c.collectActors(ch, sys)
-	gauge(ch, descMembers, float64(st.Members))
-	for i, n := range st.MemberEvents {
-		counter(ch, descMemberEvents, n, discovery.EventType(i+1).String()) // indexed by EventType-1
-	}
-	peers := c.collectRemote(ch, st)
+	collectStats(ch, c.node.Stats()) // remote.Stats, discovery's counters included
+	peers := c.collectRemote(ch)
 	if c.pools != nil {
 		collectPools(ch, c.pools, peers)
 	}

@@ -7,7 +7,8 @@
 //	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 //
 // Everything is read at scrape time from the layers' own counters and
-// accessors (remote.Node.Stats, Links and Pending, proxypool.Manager.Stats,
+// accessors (remote.Node.Stats, its values through remote.Stats.Each, Links
+// and Pending, proxypool.Manager.Stats,
 // supervisor.Restarts, a mailbox sample shared with the observer): no
 // goroutine, nothing per message. Names follow Prometheus conventions:
 // prefix mailroom_, base units, _total on counters. Every family carries

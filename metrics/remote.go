@@ -16,93 +16,109 @@ const maxPeers = 512
 // otherPeers is the peer label of the peers past maxPeers.
 const otherPeers = "_other"
 
-// The remote layer: links, traffic, liveness, pending calls.
+// family is a metric family whose series are values of remote.Stats.
+type family struct {
+	name   string
+	desc   *prometheus.Desc
+	labels []string // in the order of desc's
+}
+
+func fam(name, help string, labels ...string) family {
+	return family{name, desc(name, help, labels...), labels}
+}
+
+// statFamilies are the families read from remote.Stats, by name: every
+// value remote.Stats.Each describes with one of these as its Metric is a
+// series of it (TestStatFamilies checks the table and these agree).
+var statFamilies = familyMap(
+	fam("mailroom_remote_peers",
+		"Live peer node incarnations this node knows."),
+	fam("mailroom_remote_frames_total",
+		"Frames written (out) and read (in) on every link; a pool batch is one frame.", "direction"),
+	fam("mailroom_remote_bytes_total",
+		"Bytes written (out) and read (in) on every link.", "direction"),
+	fam("mailroom_remote_messages_sent_total",
+		"Messages handed to other nodes, by operation (send: sends and casts; call: calls and requests) and path (native, pooled).", "op", "path"),
+	fam("mailroom_remote_messages_received_total",
+		"Sends, casts, calls and requests read from links, delivered or not."),
+	fam("mailroom_remote_messages_delivered_total",
+		"Received messages handed on: a send or request queued in its actor's mailbox, a cast or call started (the rest were refused or dropped, each counted where it went)."),
+	fam("mailroom_remote_replies_total",
+		"Replies sent back to callers on other nodes by path (native, pooled), and those dropped because the caller's incarnation was gone (dropped).", "path"),
+	fam("mailroom_remote_late_replies_total",
+		"Replies received for calls that had already ended."),
+	fam("mailroom_remote_heartbeats_missed_total",
+		"Heartbeat intervals that passed with nothing heard on a link, past the first."),
+	fam("mailroom_remote_liveness_verdicts_total",
+		"Liveness verdicts: links closed silent (HeartbeatMisses intervals unheard) or stalled (the peer reads none of its replies), native links closed idle (LinkIdleTimeout with no traffic and nothing pinned), and peer incarnations declared gone.", "verdict"),
+	fam("mailroom_remote_failed_by_liveness_total",
+		"Pending calls and requests failed because their link or peer incarnation died."),
+	fam("mailroom_remote_inflight_calls",
+		"Calls and casts from peers admitted and not yet done."),
+	fam("mailroom_remote_bad_input_total",
+		"Bad input from peers, by kind (frame: closed its link; message: could not be decoded or encoded; handshake: failed handshakes).", "kind"),
+	fam("mailroom_remote_dropped_unsent_total",
+		"Sends and casts a closing link never wrote (also dead letters)."),
+	fam("mailroom_remote_refused_total",
+		"What this node refused to hold for peers, by limit (links, handshakes, announces, watches).", "limit"),
+	fam("mailroom_discovery_members",
+		"Other nodes discovery lists as up now."),
+	fam("mailroom_discovery_events_total",
+		"Discovery events this node applied, by type (up, updated, down).", "type"),
+)
+
+func familyMap(fs ...family) map[string]family {
+	m := make(map[string]family, len(fs))
+	for _, f := range fs {
+		m[f.name] = f
+	}
+	return m
+}
+
+// The remote layer's families not read from remote.Stats: per peer.
 var (
-	descPeers = desc("mailroom_remote_peers",
-		"Live peer node incarnations this node knows.")
 	descLinks = desc("mailroom_remote_links",
 		"Live links per peer node, by kind (native, pool) and state (active, fenced).", "peer", "kind", "state")
 	descPeerDraining = desc("mailroom_remote_peer_draining",
 		"1 when the peer node's current incarnation announced it is draining, else 0.", "peer")
-	descFrames = desc("mailroom_remote_frames_total",
-		"Frames written (out) and read (in) on every link; a pool batch is one frame.", "direction")
-	descBytes = desc("mailroom_remote_bytes_total",
-		"Bytes written (out) and read (in) on every link.", "direction")
-	descMessages = desc("mailroom_remote_messages_sent_total",
-		"Messages handed to other nodes, by operation (send: sends and casts; call: calls and requests) and path (native, pooled).", "op", "path")
-	descReceived = desc("mailroom_remote_messages_received_total",
-		"Sends, casts, calls and requests read from links, delivered or not.")
-	descDelivered = desc("mailroom_remote_messages_delivered_total",
-		"Received messages handed on: a send or request queued in its actor's mailbox, a cast or call started (the rest were refused or dropped, each counted where it went).")
-	descReplies = desc("mailroom_remote_replies_total",
-		"Replies sent back to callers on other nodes by path (native, pooled), and those dropped because the caller's incarnation was gone (dropped).", "path")
-	descLateRemote = desc("mailroom_remote_late_replies_total",
-		"Replies received for calls that had already ended.")
-	descHeartbeats = desc("mailroom_remote_heartbeats_missed_total",
-		"Heartbeat intervals that passed with nothing heard on a link, past the first.")
-	descVerdicts = desc("mailroom_remote_liveness_verdicts_total",
-		"Liveness verdicts: links closed silent (HeartbeatMisses intervals unheard) or stalled (the peer reads none of its replies), native links closed idle (LinkIdleTimeout with no traffic and nothing pinned), and peer incarnations declared gone.", "verdict")
-	descFailedLiveness = desc("mailroom_remote_failed_by_liveness_total",
-		"Pending calls and requests failed because their link or peer incarnation died.")
 	descPending = desc("mailroom_remote_pending_calls",
 		"Calls and requests this node is waiting on, per peer node incarnation.", "peer", "incarnation")
 	descPendingOldest = desc("mailroom_remote_pending_oldest_seconds",
 		"Age of the oldest call or request this node is waiting on, per peer node incarnation.", "peer", "incarnation")
-	descInflight = desc("mailroom_remote_inflight_calls",
-		"Calls and casts from peers admitted and not yet done.")
-	descBad = desc("mailroom_remote_bad_input_total",
-		"Bad input from peers, by kind (frame: closed its link; message: could not be decoded or encoded; handshake: failed handshakes).", "kind")
-	descDroppedUnsent = desc("mailroom_remote_dropped_unsent_total",
-		"Sends and casts a closing link never wrote (also dead letters).")
-	descRefused = desc("mailroom_remote_refused_total",
-		"What this node refused to hold for peers, by limit (links, handshakes, announces, watches).", "limit")
 )
 
 func describeRemote(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{
-		descPeers, descLinks, descPeerDraining, descFrames, descBytes, descMessages, descReceived, descDelivered, descReplies,
-		descLateRemote, descHeartbeats, descVerdicts, descFailedLiveness, descPending, descPendingOldest,
-		descInflight, descBad, descDroppedUnsent, descRefused,
-	} {
+	for _, f := range statFamilies {
+		ch <- f.desc
+	}
+	for _, d := range []*prometheus.Desc{descLinks, descPeerDraining, descPending, descPendingOldest} {
 		ch <- d
 	}
 }
 
-// collectRemote exports the remote layer and returns the live peer nodes,
-// sorted.
-func (c *collector) collectRemote(ch chan<- prometheus.Metric, st remote.Stats) []string {
-	n := c.node
-	gauge(ch, descPeers, float64(st.Peers))
-	counter(ch, descFrames, st.FramesOut, "out")
-	counter(ch, descFrames, st.FramesIn, "in")
-	counter(ch, descBytes, st.BytesOut, "out")
-	counter(ch, descBytes, st.BytesIn, "in")
-	counter(ch, descMessages, st.SendsNative, "send", "native")
-	counter(ch, descMessages, st.SendsPooled, "send", "pooled")
-	counter(ch, descMessages, st.CallsNative, "call", "native")
-	counter(ch, descMessages, st.CallsPooled, "call", "pooled")
-	counter(ch, descReceived, st.Received)
-	counter(ch, descDelivered, st.Delivered)
-	counter(ch, descReplies, st.RepliesNative, "native")
-	counter(ch, descReplies, st.RepliesPooled, "pooled")
-	counter(ch, descReplies, st.RepliesDropped, "dropped")
-	counter(ch, descLateRemote, st.LateReplies)
-	counter(ch, descHeartbeats, st.HeartbeatsMissed)
-	counter(ch, descVerdicts, st.LinksSilent, "link_silent")
-	counter(ch, descVerdicts, st.LinksStalled, "link_stalled")
-	counter(ch, descVerdicts, st.LinksIdleClosed, "link_idle")
-	counter(ch, descVerdicts, st.PeersGone, "incarnation_gone")
-	counter(ch, descFailedLiveness, st.FailedByLiveness)
-	gauge(ch, descInflight, float64(st.Inflight))
-	counter(ch, descBad, st.BadFrames, "frame")
-	counter(ch, descBad, st.BadMessages, "message")
-	counter(ch, descBad, st.HandshakeFailures, "handshake")
-	counter(ch, descDroppedUnsent, st.DroppedUnsent)
-	counter(ch, descRefused, st.LinksRefused, "links")
-	counter(ch, descRefused, st.HandshakesShed, "handshakes")
-	counter(ch, descRefused, st.AnnouncesRefused, "announces")
-	counter(ch, descRefused, st.WatchesRefused, "watches")
+// collectStats exports the values of st that have a family.
+func collectStats(ch chan<- prometheus.Metric, st remote.Stats) {
+	st.Each(func(c remote.Counter, v float64) {
+		f, ok := statFamilies[c.Metric]
+		if !ok {
+			return
+		}
+		vals := make([]string, len(f.labels))
+		for i, l := range f.labels {
+			vals[i] = c.Labels[l]
+		}
+		t := prometheus.CounterValue
+		if c.Kind == remote.KindGauge {
+			t = prometheus.GaugeValue
+		}
+		ch <- constMetric(f.desc, t, v, vals)
+	})
+}
 
+// collectRemote exports the remote layer's per-peer families and returns
+// the live peer nodes, sorted.
+func (c *collector) collectRemote(ch chan<- prometheus.Metric) []string {
+	n := c.node
 	// Links: one series per peer, kind and state, the peers past maxPeers
 	// summed.
 	links := n.Links()

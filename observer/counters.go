@@ -2,13 +2,11 @@ package observer
 
 import (
 	"cmp"
-	"reflect"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/actorstats"
 	"github.com/mailroom-go/mailroom/remote"
@@ -57,12 +55,8 @@ type Counter struct {
 	Value  float64           `json:"value"`
 }
 
-// labelled says how a remote.Stats array field is labelled, by index.
-var labelled = map[string]func(i int) (layer, label, value string){
-	"MemberEvents": func(i int) (string, string, string) {
-		return "discovery", "type", discovery.EventType(i + 1).String()
-	},
-}
+// layers are the layers of the remote.Stats fields not in "remote".
+var layers = map[string]string{"MemberEvents": "discovery"}
 
 func (o *observer) counters() Counters {
 	sys := o.node.System()
@@ -80,8 +74,8 @@ func (o *observer) counters() Counters {
 
 // counterTable is c as rows: the actor system's counters, the failed
 // calls by outcome, the inbound calls running by function, then every
-// field of remote.Stats in its order (an array field one row per index,
-// labelled).
+// value of remote.Stats in its order (remote.Stats.Each; an array field
+// one row per element, labelled as the metrics label it).
 func counterTable(sys *actor.System, c Counters, failed [3]uint64) []Counter {
 	lc := actorhooks.Counters(sys)
 	t := []Counter{
@@ -110,47 +104,22 @@ func counterTable(sys *actor.System, c Counters, failed [3]uint64) []Counter {
 	for _, fn := range fns[:min(len(fns), maxRunning)] {
 		t = append(t, Counter{Layer: "calls", Name: "Running", Labels: map[string]string{"function": cut(fn)}, Value: float64(c.Running[fn])})
 	}
-	return append(t, structRows("remote", reflect.ValueOf(c.Remote))...)
+	return append(t, statsRows(c.Remote)...)
 }
 
-// structRows are the numeric fields of the struct v, one row each, an
-// array field one row per element, labelled by labelled (or by index).
-func structRows(layer string, v reflect.Value) []Counter {
-	var out []Counter
-	ty := v.Type()
-	for i := range ty.NumField() {
-		f := ty.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		fv := v.Field(i)
-		if fv.Kind() == reflect.Array {
-			for j := range fv.Len() {
-				l, label, value := layer, "index", strconv.Itoa(j)
-				if lab := labelled[f.Name]; lab != nil {
-					l, label, value = lab(j)
-				}
-				if x, ok := number(fv.Index(j)); ok {
-					out = append(out, Counter{Layer: l, Name: f.Name, Labels: map[string]string{label: value}, Value: x})
-				}
-			}
-			continue
-		}
-		if x, ok := number(fv); ok {
-			out = append(out, Counter{Layer: layer, Name: f.Name, Value: x})
+// statsRows are the values of st, one row each: the elements of an array
+// field (rows of one field, adjacent) have their labels, the others none.
+func statsRows(st remote.Stats) []Counter {
+	out := make([]Counter, 0, 64)
+	labels := make([]map[string]string, 0, 64)
+	st.Each(func(c remote.Counter, v float64) {
+		out = append(out, Counter{Layer: cmp.Or(layers[c.Field], "remote"), Name: c.Field, Value: v})
+		labels = append(labels, c.Labels)
+	})
+	for i := range out {
+		if (i > 0 && out[i-1].Name == out[i].Name) || (i+1 < len(out) && out[i+1].Name == out[i].Name) {
+			out[i].Labels = maps.Clone(labels[i])
 		}
 	}
 	return out
-}
-
-func number(v reflect.Value) (float64, bool) {
-	switch {
-	case v.CanUint():
-		return float64(v.Uint()), true
-	case v.CanInt():
-		return float64(v.Int()), true
-	case v.CanFloat():
-		return v.Float(), true
-	}
-	return 0, false
 }

@@ -44,7 +44,7 @@
 // builds one (that message goes natively), and a pool that carried
 // nothing for Config.IdleTimeout (30 s) is torn down as StopConnection
 // does it, so links follow the peers a node talks to (the native link
-// then closes too once idle, after remote.Config.LinkIdleTimeout). Eager
+// then closes too once idle, after remote.Config.Liveness.LinkIdleTimeout). Eager
 // (Config.Eager, ecall's behaviour): a master for every peer the node
 // links to or discovery reports, so a node holds a pool toward every
 // member and a receiver pool for every member's pool: about 2 × pool

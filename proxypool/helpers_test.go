@@ -54,7 +54,7 @@ type nodeOpts struct {
 	poolSize int
 	cfg      Config
 	seeds    []string
-	inflight int                  // remote.Config.MaxInflightPerPeer; 0 the default
+	inflight int                  // remote.Config.Limits.MaxInflightPerPeer; 0 the default
 	tp       trace.TracerProvider // remote.Config.TracerProvider
 	// lazy keeps proxypool's default; otherwise the tests' nodes build
 	// their pools eagerly (most tests here follow a pool from its build).
@@ -81,7 +81,7 @@ func startNodeLogged(t testing.TB, name string, o nodeOpts, log *slog.Logger) *t
 	sys, err := actor.Start(acfg)
 	require.NoError(t, err)
 	require.NoError(t, testnode.Install(sys))
-	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, MaxInflightPerPeer: o.inflight, TracerProvider: o.tp})
+	n, err := remote.Start(context.Background(), sys, remote.Config{Cookie: testnode.DefaultCookie, Network: o.net, PoolSize: o.poolSize, Seeds: o.seeds, Limits: remote.Limits{MaxInflightPerPeer: o.inflight}, TracerProvider: o.tp})
 	require.NoError(t, err)
 	m, err := Start(n, o.cfg)
 	require.NoError(t, err)

@@ -275,7 +275,7 @@ func (m *Manager) waitDrained(drained []chan struct{}) {
 		return
 	}
 	rc := m.node.Config()
-	t := time.NewTimer(rc.HeartbeatInterval * time.Duration(rc.HeartbeatMisses))
+	t := time.NewTimer(rc.Liveness.HeartbeatInterval * time.Duration(rc.Liveness.HeartbeatMisses))
 	defer t.Stop()
 	for _, d := range drained {
 		select {

@@ -115,7 +115,7 @@ func (n *Node) acceptLoop() {
 				if shed != nil {
 					what, remote = "oldest handshake shed for a newcomer: too many in progress", shed.RemoteAddr().String()
 				}
-				n.log.Warn(what, "remote", remote, "in_progress", n.gate.inProgress(), "max", n.cfg.MaxHandshakes, "max_per_ip", n.cfg.MaxHandshakesPerIP, "suppressed", suppressed)
+				n.log.Warn(what, "remote", remote, "in_progress", n.gate.inProgress(), "max", n.cfg.Limits.MaxHandshakes, "max_per_ip", n.cfg.Limits.MaxHandshakesPerIP, "suppressed", suppressed)
 			}
 		}
 		if slot == nil {

@@ -88,7 +88,7 @@ func countClosed(conns []net.Conn) int {
 // links and is served meanwhile; the stalled ones end at their deadline.
 func TestAPreAuthFloodFromOneIPIsCapped(t *testing.T) {
 	const perIP, flood = 8, 100
-	_, victim, logs := startNode(t, "victim", Config{MaxHandshakes: 64, MaxHandshakesPerIP: perIP, HandshakeTimeout: 3 * time.Second})
+	_, victim, logs := startNode(t, "victim", Config{Limits: Limits{MaxHandshakes: 64, MaxHandshakesPerIP: perIP}, HandshakeTimeout: 3 * time.Second})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
@@ -129,7 +129,7 @@ func TestAPreAuthFloodFromOneIPIsCapped(t *testing.T) {
 // links.
 func TestAPreAuthFloodFromManyIPsIsCappedNodeWide(t *testing.T) {
 	const max, perIP = 16, 10
-	_, victim, _ := startNode(t, "victim", Config{MaxHandshakes: max, MaxHandshakesPerIP: perIP, HandshakeTimeout: 2 * time.Second})
+	_, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxHandshakes: max, MaxHandshakesPerIP: perIP}, HandshakeTimeout: 2 * time.Second})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	waitFor(t, "the good link's handshake over", func() bool { return victim.Stats().Handshaking == 0 })

@@ -42,7 +42,7 @@ func holdFn(t *testing.T, sys *actor.System, fn string, release <-chan struct{})
 // being served.
 func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 	sys, victim, _ := startNode(t, "victim", Config{})
-	bound := victim.Config().MaxInflightPerPeer
+	bound := victim.Config().Limits.MaxInflightPerPeer
 	require.Equal(t, 4096, bound, "the documented default")
 	release := make(chan struct{})
 	var once sync.Once
@@ -97,8 +97,8 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 // heartbeat window and everything it held is released.
 func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	const bound = 256
-	hb := Config{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 5}
-	_, victim, logs := startNode(t, "victim", Config{MaxInflightPerPeer: bound, LinkBufferBytes: 64 << 10, HeartbeatInterval: hb.HeartbeatInterval, HeartbeatMisses: hb.HeartbeatMisses})
+	hb := Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 5}}
+	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: hb.Liveness.HeartbeatInterval, HeartbeatMisses: hb.Liveness.HeartbeatMisses}, Limits: Limits{MaxInflightPerPeer: bound}, LinkBufferBytes: 64 << 10})
 	good, gn, _ := startNode(t, "good", hb) // it pings as often as the victim expects
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
@@ -139,7 +139,7 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 // cancelled, and the node is back where it was.
 func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 	const bound = 500
-	sys, victim, _ := startNode(t, "victim", Config{MaxInflightPerPeer: bound})
+	sys, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxInflightPerPeer: bound}})
 	started, cancelled := holdFn(t, sys, "slow", make(chan struct{}))
 	good, gn, _ := startNode(t, "good", Config{})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
@@ -176,7 +176,7 @@ func TestCastsAreBoundedAndCancelledWithTheirIncarnation(t *testing.T) {
 // once still run exactly the bound, and every one of their readers stops.
 func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
 	const bound = 300
-	sys, victim, _ := startNode(t, "victim", Config{MaxInflightPerPeer: bound, PoolSize: 2})
+	sys, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxInflightPerPeer: bound}, PoolSize: 2})
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })

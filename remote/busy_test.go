@@ -19,7 +19,7 @@ import (
 // chaos suite: a 10-second stall of a slow consumer killed its node's
 // links from a healthy sender, lost ~485,000 sends and reordered 14,000.
 func TestAReaderBlockedOnAFullMailboxIsNotASilentLink(t *testing.T) {
-	hb := Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}
+	hb := Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}}
 	recv, rn, logs := startNode(t, "recv", hb)
 	sender, sn, _ := startNode(t, "sender", hb)
 	release := make(chan struct{})

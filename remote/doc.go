@@ -39,7 +39,7 @@
 //
 // A native link is dialed on the first message to a node (or by Connect,
 // or kept to a seed). One the node dialed for traffic closes once it has
-// carried nothing but heartbeats for Config.LinkIdleTimeout (60 s) while
+// carried nothing but heartbeats for Config.Liveness.LinkIdleTimeout (60 s) while
 // nothing was pinned to it: no call waiting, no watch either way, no pool
 // toward the peer. That is no failure: the peer incarnation stays known,
 // and the next message dials a new link, after everything the old one

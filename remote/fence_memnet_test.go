@@ -27,7 +27,7 @@ import (
 func fenceNet(t *testing.T) (net *memnet.Network, asys *actor.System, a, b *Node, sink *orderSink) {
 	t.Helper()
 	net = memnet.NewBuffered(1 << 20)
-	cfg := Config{Network: net, HeartbeatInterval: time.Hour, PoolSize: 1}
+	cfg := Config{Network: net, Liveness: Liveness{HeartbeatInterval: time.Hour}, PoolSize: 1}
 	bsys, b, _ := startNode(t, "b", cfg)
 	sink = startOrderSink(t, bsys)
 	cfg.Seeds = []string{"b=" + b.Addr()}

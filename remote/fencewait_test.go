@@ -24,9 +24,9 @@ func TestLinksThatFenceEachOtherAreClosedAfterTheWindow(t *testing.T) {
 	const links = 401
 	// The raw links say nothing: the window must outlast registering all
 	// 401 of them, which takes seconds on a loaded machine.
-	hb := Config{HeartbeatInterval: time.Second, HeartbeatMisses: 4, MaxLinksPerPeer: 1000}
+	hb := Config{Liveness: Liveness{HeartbeatInterval: time.Second, HeartbeatMisses: 4}, Limits: Limits{MaxLinksPerPeer: 1000}}
 	_, victim, logs := startNode(t, "victim", hb)
-	good, gn, _ := startNode(t, "good", Config{HeartbeatInterval: hb.HeartbeatInterval, HeartbeatMisses: hb.HeartbeatMisses})
+	good, gn, _ := startNode(t, "good", Config{Liveness: Liveness{HeartbeatInterval: hb.Liveness.HeartbeatInterval, HeartbeatMisses: hb.Liveness.HeartbeatMisses}})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 	g0 := runtime.NumGoroutine()
@@ -64,7 +64,7 @@ func TestLinksThatFenceEachOtherAreClosedAfterTheWindow(t *testing.T) {
 // most MaxLinksPerPeer links dialed to the node; one more is refused in
 // the handshake, with the reason; when one closes, another may come.
 func TestTooManyLinksFromOnePeerAreRefused(t *testing.T) {
-	_, victim, _ := startNode(t, "victim", Config{MaxLinksPerPeer: 4})
+	_, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxLinksPerPeer: 4}})
 	var conns []net.Conn
 	for i := range 4 {
 		conns = append(conns, rawLink(t, victim, "greedy", 14, uint64(i+1)))

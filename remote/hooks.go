@@ -24,7 +24,7 @@ type Hooks struct {
 	// OnAnnounce: a peer announced its draining flag and metadata.
 	OnAnnounce func(p PeerInfo, draining bool, meta map[string]string)
 	// OnForget: the node forgot a node name it had not seen for
-	// Config.ForgetNodesAfter (discovery does not list it; it had no
+	// Config.Liveness.ForgetNodesAfter (discovery does not list it; it had no
 	// link). A layer drops what it keeps by that name.
 	OnForget func(node string)
 	// OnNativeTraffic: a Send, Cast, Request or Call to node took the

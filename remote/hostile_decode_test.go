@@ -41,7 +41,7 @@ func TestPayloadsAreAdmittedAtWhatTheyDecodeInto(t *testing.T) {
 	// The raw peers answer no heartbeat: a window of ten minutes keeps a loaded
 	// machine's slow refusals (20 s under -race alone, over 60 s beside the whole suite) from closing them as
 	// silent, which is not what this test is about.
-	sys, victim, _ := startNode(t, "victim", Config{MaxInflightBytesPerPeer: bound, HeartbeatMisses: 600})
+	sys, victim, _ := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatMisses: 600}, Limits: Limits{MaxInflightBytesPerPeer: bound}})
 	require.NoError(t, sys.RegisterTypes(&structpb.ListValue{}))
 	var release atomic.Pointer[chan struct{}] // the current case's
 	var running atomic.Int64

@@ -27,7 +27,7 @@ func headered(count uint64, pairs []string, k wire.Kind, body []byte) []byte {
 // and counted, and the node keeps serving its other links. Every bound
 // is checked before the headers are copied.
 func TestHostileHeadersCloseOnlyThatLink(t *testing.T) {
-	_, victim, logs := startNode(t, "victim", Config{MaxFrameSize: 1 << 20})
+	_, victim, logs := startNode(t, "victim", Config{Limits: Limits{MaxFrameSize: 1 << 20}})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(t.Context(), "victim", victim.Addr()))
 	healthy(t, good, "victim")

@@ -46,7 +46,7 @@ func sayHellos(t *testing.T, n *Node, ip, tag string, count int) int {
 // until ForgetNodesAfter (5 minutes) had passed.
 func TestOnePeerCannotLockNamesOutOfTheTable(t *testing.T) {
 	const maxNodes = 64
-	_, victim, _ := startNode(t, "victim", Config{MaxNodes: maxNodes})
+	_, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxNodes: maxNodes}})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	lg := startLegit(t, good, "victim")
@@ -173,7 +173,7 @@ func TestAReaderWorkingThroughOneFrameIsNotSilent(t *testing.T) {
 	require.NoError(t, err)
 	window := max(took/3, 60*time.Millisecond)
 
-	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: window / 3, HeartbeatMisses: 3})
+	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: window / 3, HeartbeatMisses: 3}})
 	took, err = handle(victim)
 	st := victim.Stats()
 	t.Logf("a batch of %d replies to no call (%d bytes) handled in %v (window %v): pong %v (%v); late replies %d; links closed silent %d", replies, len(body), took.Round(time.Millisecond), window.Round(time.Millisecond), err == nil, err, st.LateReplies, st.LinksSilent)

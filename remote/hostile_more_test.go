@@ -140,7 +140,7 @@ func TestWrongCookieRefusalIsLoggedByTheServer(t *testing.T) {
 // random bytes. Each link is closed with a logged reason (a bad length,
 // kind or body), the node never panics, and keeps serving others.
 func TestRandomBytesAfterTheHandshake(t *testing.T) {
-	_, victim, logs := startNode(t, "victim", Config{MaxFrameSize: 1 << 20, HeartbeatInterval: 100 * time.Millisecond})
+	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond}, Limits: Limits{MaxFrameSize: 1 << 20}})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -92,7 +92,7 @@ func healthy(t *testing.T, caller *actor.System, node string) {
 }
 
 func TestHostileInputClosesOnlyThatLink(t *testing.T) {
-	_, victim, logs := startNode(t, "victim", Config{MaxFrameSize: 1 << 20})
+	_, victim, logs := startNode(t, "victim", Config{Limits: Limits{MaxFrameSize: 1 << 20}})
 	good, goodNode, _ := startNode(t, "good", Config{})
 	require.NoError(t, goodNode.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
@@ -232,7 +232,7 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 }
 
 func TestMissedHeartbeatsKillTheLink(t *testing.T) {
-	caller, callerNode, _ := startNode(t, "caller", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3})
+	caller, callerNode, _ := startNode(t, "caller", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}})
 	// A peer that completes the handshake and then says nothing at all:
 	// a frozen process, as far as the caller can tell.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -419,7 +419,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
-	hb := Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}
+	hb := Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}}
 	bsys, b, _ := startNode(t, "b", hb)
 	release := make(chan struct{})
 	var got atomic.Int64
@@ -451,7 +451,7 @@ func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
 // pongs (they are never dropped), then the peer falls silent. That is
 // silence, not a busy reader: liveness must close the link.
 func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
-	_, victim, logs := startNode(t, "victim", Config{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3, LinkBufferBytes: 4096})
+	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}, LinkBufferBytes: 4096})
 	conn := rawPeer(t, victim, testCookie)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(wire.KindPing)}, 64<<10)

@@ -11,7 +11,7 @@ import (
 
 // Idle native links. A node closes its native outbound link to a peer
 // incarnation (peer.out) once the link has carried nothing but heartbeats,
-// in either direction, for Config.LinkIdleTimeout while nothing was pinned
+// in either direction, for Config.Liveness.LinkIdleTimeout while nothing was pinned
 // to it, so that links grow with active peers, not with every node ever
 // called. The liveness loop checks (closeIdleLinks); the link closes only
 // when all of these hold:
@@ -56,7 +56,7 @@ var idleCloseFrame = []byte{0, 0, 0, 2, byte(wire.KindControl), byte(wire.CtlIdl
 // closeIdleLinks closes the native outbound links idle for
 // LinkIdleTimeout (the liveness loop calls it with its tick's time).
 func (n *Node) closeIdleLinks(now time.Time) {
-	timeout := n.cfg.LinkIdleTimeout
+	timeout := n.cfg.Liveness.LinkIdleTimeout
 	if timeout <= 0 {
 		return
 	}
@@ -104,7 +104,7 @@ func (n *Node) closeIdle(p *peer, l *link, now time.Time) bool {
 		return false
 	}
 	n.stats.linksIdleClosed.Add(1)
-	n.peerLine(slog.LevelDebug, "closing an idle link", "peer", l.ends.PeerNode, "link", l.kind(), "idle", n.cfg.LinkIdleTimeout)
+	n.peerLine(slog.LevelDebug, "closing an idle link", "peer", l.ends.PeerNode, "link", l.kind(), "idle", n.cfg.Liveness.LinkIdleTimeout)
 	select {
 	case l.wake <- struct{}{}:
 	default:

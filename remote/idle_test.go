@@ -68,7 +68,7 @@ func forceIdle(n *Node) {
 	}
 	at = at.Add(time.Hour)
 	n.closeIdleLinks(at)
-	n.closeIdleLinks(at.Add(n.cfg.LinkIdleTimeout))
+	n.closeIdleLinks(at.Add(n.cfg.Liveness.LinkIdleTimeout))
 }
 
 // inboundFrom counts n's live links that node dialed.
@@ -197,7 +197,7 @@ func TestTheIdleCloseFrameIsWhatTheEncoderWrites(t *testing.T) {
 // b delivers it only after everything the old link carried.
 func TestAnIdleCloseFencesTheNextLinkBehindIt(t *testing.T) {
 	net := memnet.NewBuffered(1 << 20)
-	x := startIdleNodes(t, Config{Network: net, HeartbeatInterval: time.Hour})
+	x := startIdleNodes(t, Config{Network: net, Liveness: Liveness{HeartbeatInterval: time.Hour}})
 	noDeadLetters(t, x.asys)
 	noDeadLetters(t, x.bsys)
 	sink := startOrderSink(t, x.bsys)
@@ -343,7 +343,7 @@ func TestLinksKeptOpenWhateverTheirIdleTime(t *testing.T) {
 		requireKeptOpen(t, x, "not listed")
 	})
 	t.Run("disabled", func(t *testing.T) {
-		x := startIdleNodes(t, Config{LinkIdleTimeout: -1})
+		x := startIdleNodes(t, Config{Liveness: Liveness{LinkIdleTimeout: -1}})
 		x.call(t)
 		requireKeptOpen(t, x, "disabled")
 	})
@@ -367,7 +367,7 @@ func TestOrderAndNoLossWhileIdleClosesRaceSenders(t *testing.T) {
 
 func orderAcrossIdleCloses(t *testing.T, hammer bool) {
 	const senders, each = 3, 80
-	cfg := Config{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 20, LinkIdleTimeout: 20 * time.Millisecond}
+	cfg := Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 20, LinkIdleTimeout: 20 * time.Millisecond}}
 	x := startIdleNodes(t, cfg)
 	stop := make(chan struct{})
 	var hammering sync.WaitGroup

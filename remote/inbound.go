@@ -47,7 +47,7 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 			}
 		}
 	}
-	if k == wire.KindControl && len(body) > n.cfg.MaxAnnounceBytes && wire.ControlOp(body[0]) == wire.CtlAnnounce {
+	if k == wire.KindControl && len(body) > n.cfg.Limits.MaxAnnounceBytes && wire.ControlOp(body[0]) == wire.CtlAnnounce {
 		n.refuseAnnounce(l, len(body)) // prune.go; never decoded
 		return nil
 	}
@@ -98,11 +98,11 @@ func (n *Node) handle(l *link, el *wire.Element) error {
 // size): the element is refused, counted (TooLarge; the caller counts it
 // in BadMessages too), and the link stays up.
 func (n *Node) tooLarge(el *wire.Element) error {
-	if len(el.Payload) <= n.cfg.MaxMessageSize {
+	if len(el.Payload) <= n.cfg.Limits.MaxMessageSize {
 		return nil
 	}
 	n.stats.tooLarge.Add(1)
-	return fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Kind, len(el.Payload), n.cfg.MaxMessageSize)
+	return fmt.Errorf("%w: %s of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, el.Kind, len(el.Payload), n.cfg.Limits.MaxMessageSize)
 }
 
 // payloadCost is what el's payload costs its peer's admission: what it
@@ -505,13 +505,13 @@ func (n *Node) inReply(l *link, el *wire.Element) {
 	}
 	p := l.peer
 	switch {
-	case len(el.Payload) > n.cfg.MaxMessageSize:
+	case len(el.Payload) > n.cfg.Limits.MaxMessageSize:
 		// Never copied nor decoded: the caller learns it ran, and why its
 		// answer is refused.
 		n.stats.tooLarge.Add(1)
 		n.stats.badMessages.Add(1)
 		pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Outcome: actor.Executed,
-			Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, len(el.Payload), n.cfg.MaxMessageSize)}
+			Err: fmt.Errorf("reply: %w: a result of %d bytes exceeds MaxMessageSize %d", actor.ErrBadMessage, len(el.Payload), n.cfg.Limits.MaxMessageSize)}
 	case el.Status != wire.StatusOK:
 		pc.err = wire.ReplyError(el, pc.op, p.name, p.inc, pc.tg.String())
 	case len(el.Payload) <= replyDecodeInline:

@@ -217,9 +217,9 @@ func (l *link) enqueueEl(el *wire.Element, block bool, seqOut *atomic.Uint64) (u
 		putBuf(b)
 		return 0, err
 	}
-	if len(b.b)-wire.FrameHeader > l.node.cfg.MaxFrameSize {
+	if len(b.b)-wire.FrameHeader > l.node.cfg.Limits.MaxFrameSize {
 		putBuf(b)
-		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-wire.FrameHeader, l.node.cfg.MaxFrameSize)
+		return 0, fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b.b)-wire.FrameHeader, l.node.cfg.Limits.MaxFrameSize)
 	}
 	seq, err := l.enqueue(b.b, 1, block, seqOut)
 	putBuf(b)

@@ -12,7 +12,7 @@ import (
 // delivered to each caller's own channel.
 func (n *Node) livenessLoop() {
 	defer n.wg.Done()
-	every := n.cfg.HeartbeatInterval / 4
+	every := n.cfg.Liveness.HeartbeatInterval / 4
 	if every < 5*time.Millisecond {
 		every = 5 * time.Millisecond
 	}
@@ -40,8 +40,8 @@ func (n *Node) livenessLoop() {
 }
 
 func (n *Node) checkLinks(now time.Time) {
-	interval := n.cfg.HeartbeatInterval
-	silentLimit := interval * time.Duration(n.cfg.HeartbeatMisses)
+	interval := n.cfg.Liveness.HeartbeatInterval
+	silentLimit := interval * time.Duration(n.cfg.Liveness.HeartbeatMisses)
 	for _, p := range n.livePeers() {
 		p.mu.Lock()
 		links := make([]*link, 0, len(p.links))
@@ -81,7 +81,7 @@ func (n *Node) checkLinks(now time.Time) {
 					l.close(fmt.Errorf("the peer reads none of its replies: %d calls at its admission bound have only waited to hand their replies on for %v", p.adm.inflight(), silent.Round(time.Millisecond)))
 				} else {
 					n.stats.linksSilent.Add(1)
-					l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.HeartbeatMisses, silent.Round(time.Millisecond)))
+					l.close(fmt.Errorf("missed %d heartbeats: nothing received for %v", n.cfg.Liveness.HeartbeatMisses, silent.Round(time.Millisecond)))
 				}
 				continue
 			}

@@ -30,8 +30,8 @@ func header(k wire.Kind, size int) []byte {
 // legitimate peer is served meanwhile; when the links go, the budget is
 // back to zero.
 func TestFrameBuffersGrowAsBytesArrive(t *testing.T) {
-	_, victim, _ := startNode(t, "victim", Config{HeartbeatMisses: 30}) // the trickling links stay up
-	require.Equal(t, 64<<20, victim.Config().MaxFrameSize)
+	_, victim, _ := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatMisses: 30}}) // the trickling links stay up
+	require.Equal(t, 64<<20, victim.Config().Limits.MaxFrameSize)
 	good, gn, _ := startNode(t, "good", Config{})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
@@ -95,7 +95,7 @@ func linksReading(n *Node, prefix string) int {
 // reason. The first frame, once finished, is handled and its budget is
 // given back.
 func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
-	sys, victim, logs := startNode(t, "victim", Config{MaxFrameSize: 1 << 20, ReadBudgetBytes: 1 << 20, HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3})
+	sys, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}, Limits: Limits{MaxFrameSize: 1 << 20, ReadBudgetBytes: 1 << 20}})
 	require.NoError(t, sys.RegisterTypes(&testpb.Blob{}))
 	got := make(chan int, 1)
 	_, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
@@ -159,7 +159,7 @@ func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
 func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	sys, victim, _ := startNode(t, "victim", Config{})
 	require.NoError(t, sys.RegisterTypes(&testpb.Numbers{}))
-	require.Equal(t, 4<<20, victim.Config().MaxMessageSize)
+	require.Equal(t, 4<<20, victim.Config().Limits.MaxMessageSize)
 	var decoded int
 	require.NoError(t, sys.Register("sum", func(_ context.Context, arg proto.Message) (proto.Message, error) {
 		decoded++
@@ -212,7 +212,7 @@ func TestMessagesOverMaxMessageSizeAreRefusedBeforeDecoding(t *testing.T) {
 	require.Equal(t, wire.StatusOK, reply.Status)
 
 	// The sending side refuses to send one, and refuses a result too large.
-	caller, cn, _ := startNode(t, "caller", Config{MaxMessageSize: 64 << 10})
+	caller, cn, _ := startNode(t, "caller", Config{Limits: Limits{MaxMessageSize: 64 << 10}})
 	require.NoError(t, caller.RegisterTypes(&testpb.Numbers{}))
 	require.NoError(t, cn.Connect(context.Background(), "victim", victim.Addr()))
 	_, err = caller.Call(context.Background(), "victim", "sum", &testpb.Numbers{Values: make([]int64, 64<<10)})

@@ -207,9 +207,9 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 		inbound:    make(map[*link]struct{}),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
-		gate:       newHandshakeGate(cfg.MaxHandshakes, cfg.MaxHandshakesPerIP),
+		gate:       newHandshakeGate(cfg.Limits.MaxHandshakes, cfg.Limits.MaxHandshakesPerIP),
 
-		readBudget: newReadBudget(cfg.ReadBudgetBytes),
+		readBudget: newReadBudget(cfg.Limits.ReadBudgetBytes),
 		tracer:     newTracer(cfg.TracerProvider),
 	}
 	n.codecs.Node = sys.Name()
@@ -630,7 +630,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		if gone, ok = n.roomForNameLocked(src); !ok {
 			n.mu.Unlock()
 			n.stats.linksRefused.Add(1)
-			return nil, nil, wire.Refuse(wire.CodeTooManyNodes, "too many node names known here (MaxNodes %d, %d from %s): %s not admitted", n.cfg.MaxNodes, n.cfg.namesPerSource(), src, h.Node)
+			return nil, nil, wire.Refuse(wire.CodeTooManyNodes, "too many node names known here (MaxNodes %d, %d from %s): %s not admitted", n.cfg.Limits.MaxNodes, n.cfg.namesPerSource(), src, h.Node)
 		}
 	}
 	s := n.slotLocked(h.Node)
@@ -662,10 +662,10 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p
 	}
-	if !outbound && p.inboundLinks() >= n.cfg.MaxLinksPerPeer {
+	if !outbound && p.inboundLinks() >= n.cfg.Limits.MaxLinksPerPeer {
 		n.mu.Unlock()
 		n.stats.linksRefused.Add(1)
-		return nil, nil, wire.Refuse(wire.CodeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.MaxLinksPerPeer)
+		return nil, nil, wire.Refuse(wire.CodeTooManyLinks, "too many links from %s (incarnation %016x): %d open (MaxLinksPerPeer)", h.Node, h.Inc, n.cfg.Limits.MaxLinksPerPeer)
 	}
 	// A peer that only dialed us can be dialed back; an address learned
 	// for another incarnation is stale (it restarted elsewhere). A
@@ -679,7 +679,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 	case !outbound && s.addrInc == 0 && h.Addr != s.addr:
 		s.alt, s.altInc = h.Addr, h.Inc
 	}
-	e := wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: h.Node, PeerInc: h.Inc, In: new(wire.Interner), MaxMsg: n.cfg.MaxMessageSize}
+	e := wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: h.Node, PeerInc: h.Inc, In: new(wire.Interner), MaxMsg: n.cfg.Limits.MaxMessageSize}
 	l := newLink(n, conn, role, outbound, e, p)
 	l.worker = worker
 	l.dialID = dialID
@@ -738,7 +738,7 @@ func (c *roleConn) CloseWrite() error {
 
 // Connect dials node at addr (when addr is not empty, it is remembered)
 // and waits for the native link. Not needed when discovery knows the node.
-// The link is kept: it is not closed when idle (Config.LinkIdleTimeout).
+// The link is kept: it is not closed when idle (Config.Liveness.LinkIdleTimeout).
 func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	n.mu.Lock()
 	s := n.slots[node]

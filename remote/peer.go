@@ -85,7 +85,7 @@ func (p *peer) setAnnounce(draining bool, meta map[string]string) {
 func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
 	p := &peer{
 		node: n, name: name, inc: inc, poolSize: poolSize,
-		adm:     newAdmission(n.cfg.MaxInflightPerPeer, n.cfg.MaxInflightBytesPerPeer),
+		adm:     newAdmission(n.cfg.Limits.MaxInflightPerPeer, n.cfg.Limits.MaxInflightBytesPerPeer),
 		links:   make(map[*link]struct{}),
 		pending: make(map[uint64]*pendingCall),
 		dialed:  make(map[uint64]*link),

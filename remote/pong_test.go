@@ -22,7 +22,7 @@ import (
 // which is silence to liveness (the end of this test).
 func TestAPongTakesHeadroomInAFullLink(t *testing.T) {
 	net := memnet.NewBuffered(1 << 10)
-	cfg := Config{Network: net, HeartbeatInterval: time.Hour, LinkBufferBytes: 4 << 10}
+	cfg := Config{Network: net, Liveness: Liveness{HeartbeatInterval: time.Hour}, LinkBufferBytes: 4 << 10}
 	_, b, _ := startNode(t, "b", cfg)
 	cfg.Seeds = []string{"b=" + b.Addr()}
 	_, a, _ := startNode(t, "a", cfg)

@@ -152,7 +152,7 @@ func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts po
 	p := s.cur
 	pool := &pubPool{
 		n: n, node: node, inc: inc, peer: p, stats: stats, dropped: opts.Dropped,
-		ends:    wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: node, PeerInc: inc, MaxMsg: n.cfg.MaxMessageSize},
+		ends:    wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: node, PeerInc: inc, MaxMsg: n.cfg.Limits.MaxMessageSize},
 		proxies: append([]actor.PID(nil), proxies...),
 		links:   append([]*poolLink(nil), opts.Links...),
 	}
@@ -338,7 +338,7 @@ func (pl *pubPool) enqueue(i int, el *wire.Element, pc *pendingCall, force bool,
 	q := &link.q
 	if len(b) > q.opts.maxBody {
 		putBuf(s)
-		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.MaxFrameSize)
+		return fmt.Errorf("%w: %s of %d bytes exceeds MaxFrameSize %d", actor.ErrBadMessage, el.Kind, len(b), pl.n.cfg.Limits.MaxFrameSize)
 	}
 	owned, err := q.pushWith(b, pc, force, t, own != ownNever && link.open.Load())
 	putBuf(s)

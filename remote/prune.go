@@ -52,7 +52,7 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 		return
 	}
 	_, dup := p.inWatches[k]
-	full := !dup && len(p.inWatches) >= n.cfg.MaxWatchesPerPeer
+	full := !dup && len(p.inWatches) >= n.cfg.Limits.MaxWatchesPerPeer
 	if !dup && !full {
 		if p.inWatches == nil {
 			p.inWatches = make(map[watchKey]struct{})
@@ -62,9 +62,9 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	p.mu.Unlock()
 	if full {
 		n.stats.watchesRefused.Add(1)
-		n.peerLine(slog.LevelDebug, "watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.MaxWatchesPerPeer)
+		n.peerLine(slog.LevelDebug, "watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.Limits.MaxWatchesPerPeer)
 		n.notifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
-			fmt.Errorf("%w: %s holds %d watches on %s (MaxWatchesPerPeer)", actor.ErrOverloaded, p.name, n.cfg.MaxWatchesPerPeer, n.sys.Name())))
+			fmt.Errorf("%w: %s holds %d watches on %s (MaxWatchesPerPeer)", actor.ErrOverloaded, p.name, n.cfg.Limits.MaxWatchesPerPeer, n.sys.Name())))
 		return
 	}
 	actorhooks.WatchLocal(n.sys, watcher, target)
@@ -96,7 +96,7 @@ func (n *Node) dropInWatches(ws map[watchKey]struct{}) {
 // before.
 func (n *Node) refuseAnnounce(l *link, size int) {
 	n.stats.announcesRefused.Add(1)
-	n.peerLine(slog.LevelWarn, "announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.MaxAnnounceBytes))
+	n.peerLine(slog.LevelWarn, "announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.Limits.MaxAnnounceBytes))
 }
 
 // bury records inc as gone, keeping the latest maxTombs. Under n.mu.
@@ -151,11 +151,11 @@ func (s *slot) keep() bool {
 // this node, as after ForgetNodesAfter.
 
 // namesPerSource is how many names one source's hellos may hold.
-func (c Config) namesPerSource() int { return max(c.MaxNodes/4, 1) }
+func (c Config) namesPerSource() int { return max(c.Limits.MaxNodes/4, 1) }
 
 // forgetBatch is how many names a full table forgets at once, so that
 // finding them (a sort of the table) is paid once per batch of hellos.
-func (c Config) forgetBatch() int { return max(c.MaxNodes/64, 1) }
+func (c Config) forgetBatch() int { return max(c.Limits.MaxNodes/64, 1) }
 
 // forgotten is a name forgotten, with the incarnation that goes with it.
 type forgotten struct {
@@ -170,7 +170,7 @@ type forgotten struct {
 // Under n.mu.
 func (n *Node) roomForNameLocked(src string) (gone []forgotten, ok bool) {
 	full := func() bool {
-		return len(n.slots) >= n.cfg.MaxNodes || (src != "" && n.namesBySrc[src] >= n.cfg.namesPerSource())
+		return len(n.slots) >= n.cfg.Limits.MaxNodes || (src != "" && n.namesBySrc[src] >= n.cfg.namesPerSource())
 	}
 	if !full() {
 		return nil, true
@@ -251,17 +251,17 @@ func (n *Node) pruneNodes(now time.Time) {
 			s.seen = now
 			continue
 		}
-		if now.Sub(s.seen) < n.cfg.ForgetNodesAfter {
+		if now.Sub(s.seen) < n.cfg.Liveness.ForgetNodesAfter {
 			continue
 		}
 		gone = append(gone, forgotten{name: s.name, cur: s.cur})
 		n.forgetLocked(s)
 	}
 	n.mu.Unlock()
-	n.afterForget(gone, fmt.Errorf("forgotten: no link for %v and discovery does not list it", n.cfg.ForgetNodesAfter))
+	n.afterForget(gone, fmt.Errorf("forgotten: no link for %v and discovery does not list it", n.cfg.Liveness.ForgetNodesAfter))
 }
 
 // pruneEvery is how often the liveness loop looks for names to forget.
 func (c Config) pruneEvery() time.Duration {
-	return min(max(c.ForgetNodesAfter/8, 5*time.Millisecond), 30*time.Second)
+	return min(max(c.Liveness.ForgetNodesAfter/8, 5*time.Millisecond), 30*time.Second)
 }

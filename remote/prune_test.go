@@ -20,7 +20,7 @@ import (
 // link stays up; one within it is kept until its incarnation is gone.
 func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 	_, victim, logs := startNode(t, "victim", Config{})
-	require.Equal(t, 64<<10, victim.Config().MaxAnnounceBytes)
+	require.Equal(t, 64<<10, victim.Config().Limits.MaxAnnounceBytes)
 	big := map[string]string{}
 	for i := range 1024 {
 		big[fmt.Sprintf("k%04d", i)] = strings.Repeat("v", 4<<10)
@@ -65,7 +65,7 @@ func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 // actor is ignored.
 func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 	const max = 1000
-	sys, victim, _ := startNode(t, "victim", Config{MaxWatchesPerPeer: max})
+	sys, victim, _ := startNode(t, "victim", Config{Limits: Limits{MaxWatchesPerPeer: max}})
 	target, err := sys.SpawnFunc(func(*actor.Context) {})
 	require.NoError(t, err)
 	e := rawEndsAs(victim, "watcher", 16)
@@ -123,7 +123,7 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 // new name beyond it (or beyond its source's quota) is refused while
 // every name it could replace has a live link.
 func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
-	_, victim, _ := startNode(t, "victim", Config{ForgetNodesAfter: 200 * time.Millisecond, Seeds: []string{"seed=127.0.0.1:1"}})
+	_, victim, _ := startNode(t, "victim", Config{Liveness: Liveness{ForgetNodesAfter: 200 * time.Millisecond}, Seeds: []string{"seed=127.0.0.1:1"}})
 	good, gn, _ := startNode(t, "good", Config{})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
@@ -146,7 +146,7 @@ func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
 	// MaxNodes: names with live links cannot be forgotten, so a new name
 	// beyond the bound is refused; so is one beyond a source's quota (a
 	// quarter of MaxNodes) while that source's names all have live links.
-	_, capped, _ := startNode(t, "capped", Config{MaxNodes: 10})
+	_, capped, _ := startNode(t, "capped", Config{Limits: Limits{MaxNodes: 10}})
 	holder := func(ip, name string, inc uint64) error {
 		conn := dialFrom(t, ip, capped.Addr())
 		_, err := wire.ClientHandshake(conn, []byte(testCookie), wire.Hello{Node: name, Inc: inc, Addr: "127.0.0.1:1"}, soon(), nil)

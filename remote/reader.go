@@ -29,7 +29,7 @@ type linkReader struct {
 func (l *link) readLoop(dispatch func(*link, wire.Kind, []byte) error) {
 	n := l.node
 	r := &linkReader{l: l, dispatch: dispatch}
-	r.fr = wire.NewFrameReader(countingReader{l}, n.cfg.MaxFrameSize)
+	r.fr = wire.NewFrameReader(countingReader{l}, n.cfg.Limits.MaxFrameSize)
 	if n.readBudget != nil {
 		r.fr.Budgeted(&linkBudget{rb: n.readBudget, w: readWait{
 			abort: l.closedCh, patience: n.cfg.window(), busy: &l.dispatching,

@@ -132,7 +132,7 @@ const waitPeerRedial = 30 * time.Millisecond
 // of that incarnation. A link node dialled to us is not enough: WaitPeer
 // dials back. While node is not callable WaitPeer dials it itself (as
 // Connect does, but the link is not kept: it closes when idle,
-// Config.LinkIdleTimeout) every waitPeerRedial (30 ms, jittered), and at
+// Config.Liveness.LinkIdleTimeout) every waitPeerRedial (30 ms, jittered), and at
 // once on news of it (discovery listing it up, a link from it coming up:
 // its hello may bring a new address), so it returns within about one dial
 // of node being ready, after an outage of any length; it does not wait for

@@ -381,11 +381,11 @@ func TestConfigValidation(t *testing.T) {
 	cookie := remote.NewCookie()
 	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, PoolSize: -5})
 	require.ErrorContains(t, err, "PoolSize is -5")
-	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, MaxFrameSize: 10})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, Limits: remote.Limits{MaxFrameSize: 10}})
 	require.ErrorContains(t, err, "MaxFrameSize is 10")
 	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, Seeds: []string{"bad"}})
 	require.ErrorContains(t, err, `seed "bad"`)
-	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, MaxHandshakes: -1})
+	_, err = remote.Start(ctx, sys, remote.Config{Cookie: cookie, Limits: remote.Limits{MaxHandshakes: -1}})
 	require.ErrorContains(t, err, "MaxHandshakes -1")
 
 	// A short cookie is refused unless a test says it knows better.

@@ -7,7 +7,9 @@ import (
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 
-// Stats are the remote layer's counters since start.
+// Stats are the remote layer's counters since start, and its levels now.
+// Each gives every value with its description (counters.go holds the
+// table); a field added here needs its row there.
 type Stats struct {
 	SendsNative uint64 // sends and casts queued on a native link
 	SendsPooled uint64 // sends and casts handed to a pool

@@ -35,7 +35,7 @@ func TestAnEndedIncarnationIsRefusedAsDeclaredDead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			net := memnet.New()
-			_, b, _ := startNode(t, "b", Config{Network: net, HeartbeatInterval: time.Hour})
+			_, b, _ := startNode(t, "b", Config{Network: net, Liveness: Liveness{HeartbeatInterval: time.Hour}})
 			gone := make(chan PeerInfo, 4)
 			b.AddHooks(Hooks{OnPeerGone: func(p PeerInfo) { gone <- p }})
 			hello := func() error {

@@ -26,7 +26,7 @@ import (
 // is read by the peer, counted, or one of those the kernel held when the
 // connection died.
 func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
-	sender, n, _ := startNode(t, "sender", Config{SendPolicy: actor.FailFast, LinkBufferBytes: 256 << 10, Network: smallBuffers{}, HeartbeatInterval: time.Minute})
+	sender, n, _ := startNode(t, "sender", Config{SendPolicy: actor.FailFast, LinkBufferBytes: 256 << 10, Network: smallBuffers{}, Liveness: Liveness{HeartbeatInterval: time.Minute}})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()

@@ -20,7 +20,7 @@ import (
 // dropped it: buried, replaced, never ended.
 func TestAReplacedIncarnationIsEndedWhenTheWelcomeFails(t *testing.T) {
 	net := memnet.New() // synchronous pipes: a write to a closed end fails
-	_, b, _ := startNode(t, "b", Config{Network: net, HeartbeatInterval: time.Hour})
+	_, b, _ := startNode(t, "b", Config{Network: net, Liveness: Liveness{HeartbeatInterval: time.Hour}})
 	gone := make(chan PeerInfo, 4)
 	b.AddHooks(Hooks{OnPeerGone: func(p PeerInfo) { gone <- p }})
 	ctx := context.Background()

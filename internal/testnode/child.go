@@ -28,7 +28,7 @@ type Options struct {
 	Cookie    string
 	Seeds     []string      // name=addr of nodes it should know
 	PoolSize  int           // remote.Config.PoolSize (0 default, -1 disabled)
-	Heartbeat time.Duration // remote.Config.HeartbeatInterval (0 default)
+	Heartbeat time.Duration // remote.Config.Liveness.HeartbeatInterval (0 default)
 	Misses    int
 	Listen    string // default 127.0.0.1:0
 	Advertise string // remote.Config.Advertise (e.g. a fault proxy in front of it)
@@ -154,14 +154,13 @@ func SetChildPreHook(f func(*actor.System, Options) error) { childPreHook = f }
 // RemoteConfig turns options into a remote configuration (static seeds).
 func RemoteConfig(o Options) remote.Config {
 	return remote.Config{
-		Listen:            o.Listen,
-		Advertise:         o.Advertise,
-		Cookie:            o.Cookie,
-		Seeds:             o.Seeds,
-		PoolSize:          o.PoolSize,
-		HeartbeatInterval: o.Heartbeat,
-		HeartbeatMisses:   o.Misses,
-		TracerProvider:    o.TracerProvider,
+		Listen:         o.Listen,
+		Advertise:      o.Advertise,
+		Cookie:         o.Cookie,
+		Seeds:          o.Seeds,
+		PoolSize:       o.PoolSize,
+		Liveness:       remote.Liveness{HeartbeatInterval: o.Heartbeat, HeartbeatMisses: o.Misses},
+		TracerProvider: o.TracerProvider,
 	}
 }
 
