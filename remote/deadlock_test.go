@@ -61,7 +61,7 @@ func startDLNet(t *testing.T) *dlNet {
 	t.Helper()
 	d := &dlNet{net: memnet.NewBuffered(dlConnBuffer)}
 	d.budget.Store(dlCallbackSends)
-	cfg := Config{Network: d.net, HeartbeatInterval: time.Hour, PoolSize: 1, LinkBufferBytes: dlLinkBuffer}
+	cfg := Config{Network: d.net, Liveness: Liveness{HeartbeatInterval: time.Hour}, PoolSize: 1, LinkBufferBytes: dlLinkBuffer}
 	d.bsys, d.b, _ = startNode(t, "b", cfg)
 	d.sink = startOrderSink(t, d.bsys)
 	cfg.Seeds = []string{"b=" + d.b.Addr()}
