@@ -14,7 +14,7 @@ import (
 // pooled call still queued in a proxy never left (not executed), a native
 // frame past the link's flushed mark may have.
 //
-// route (outbound.go) decides which path an element takes; deliver
+// routeFor (outbound.go) decides which path an element takes; deliver
 // pushes it. The push is called on the concrete type the decision
 // returned, not through this interface: an interface call would move
 // every element and its delivery to the heap (one more allocation per
