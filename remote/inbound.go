@@ -405,29 +405,37 @@ func (r *remoteReplier) Completed() bool { return r.done.Load() }
 // given back once the reply is handed on: with the batch that carries it
 // through a pool, or here.
 func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
-	p := l.peer
-	d := delivery{kind: deliverReply, op: "reply", node: p.name, inc: p.inc, from: l, t: t}
-	d.el = wire.Element{Kind: wire.KindReply, ID: id}
+	el := wire.Element{Kind: wire.KindReply, ID: id}
 	if err != nil {
-		wire.ErrorReply(&d.el, err)
+		wire.ErrorReply(&el, err)
 	} else if typ, pm, perr := wire.PayloadOf(msg); perr != nil {
-		n.badReply(&d.el, perr)
+		n.badReply(&el, perr)
 	} else {
-		d.el.Type, d.el.Msg = typ, pm // encoded in place by the path that takes it
+		el.Type, el.Msg = typ, pm // encoded in place by the path that takes it
 	}
-	err = n.deliver(&d)
-	if errors.Is(err, actor.ErrBadMessage) && d.el.Msg != nil {
+	p := l.peer
+	var d delivery // assigned field by field: a literal is built aside and copied (a larger frame)
+	d.kind, d.node, d.inc, d.from, d.t = deliverReply, p.name, p.inc, l, t
+	err = n.deliver(&d, &el)
+	if errors.Is(err, actor.ErrBadMessage) && el.Msg != nil {
 		// The answer itself cannot travel (it does not encode, or it is
 		// larger than a frame or MaxMessageSize): the caller learns that
 		// instead.
-		d.el = wire.Element{Kind: wire.KindReply, ID: id}
-		n.badReply(&d.el, err)
-		err = n.deliver(&d)
+		el = wire.Element{Kind: wire.KindReply, ID: id}
+		n.badReply(&el, err)
+		err = n.deliver(&d, &el)
 	}
 	if err == nil {
 		return
 	}
 	t.release()
+	n.replyLost(p, id, msg)
+}
+
+// replyLost makes a reply no path took a counted dead letter. Apart from
+// sendReply so that the frame of every reply stays small (workers' stacks
+// grow past it: copystack was a tenth of a pooled callee's CPU).
+func (n *Node) replyLost(p *peer, id uint64, msg any) {
 	n.stats.repliesDropped.Add(1)
 	actorhooks.DeadLetter(n.sys, actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
 }

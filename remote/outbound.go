@@ -16,50 +16,50 @@ import (
 // sendTo is the transport's Send: fire and forget to a remote PID. On
 // the first contact with a node it waits for the link (DialTimeout).
 func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error {
+	el := wire.Element{Kind: wire.KindSend, To: to, Sender: sender}
 	return n.oneWay(ctx, &delivery{
-		op: "send", node: to.Node, inc: to.Incarnation, tg: pidTarget(to), sender: sender,
-		el: wire.Element{Kind: wire.KindSend, To: to, Sender: sender},
-	}, msg)
+		aim: aimPID, node: to.Node, inc: to.Incarnation, sender: sender,
+	}, &el, msg)
 }
 
 // sendNamed is the transport's SendNamed.
 func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
+	el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender}
 	return n.oneWay(ctx, &delivery{
-		op: "send", node: node, tg: nameTarget(name), sender: sender,
-		el: wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender},
-	}, msg)
+		aim: aimName, node: node, sender: sender,
+	}, &el, msg)
 }
 
 // cast is the transport's Cast.
 func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
+	el := wire.Element{Kind: wire.KindCast, Fn: fn}
 	return n.oneWay(ctx, &delivery{
-		op: "cast", node: node, tg: fnTarget(fn), sender: sender,
-		el: wire.Element{Kind: wire.KindCast, Fn: fn},
-	}, arg)
+		aim: aimFn, node: node, sender: sender,
+	}, &el, arg)
 }
 
 // request is the transport's Request.
 func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
+	el := wire.Element{Kind: wire.KindRequest, To: to, Sender: sender}
 	return n.call(ctx, &delivery{
-		kind: deliverCall, op: "request", node: to.Node, inc: to.Incarnation, tg: pidTarget(to), sender: sender,
-		el: wire.Element{Kind: wire.KindRequest, To: to, Sender: sender},
-	}, msg)
+		kind: deliverCall, aim: aimPID, node: to.Node, inc: to.Incarnation, sender: sender,
+	}, &el, msg)
 }
 
 // requestNamed is the transport's RequestNamed.
 func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
+	el := wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender}
 	return n.call(ctx, &delivery{
-		kind: deliverCall, op: "request", node: node, tg: nameTarget(name), sender: sender,
-		el: wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender},
-	}, msg)
+		kind: deliverCall, aim: aimName, node: node, sender: sender,
+	}, &el, msg)
 }
 
 // callFn is the transport's Call.
 func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
+	el := wire.Element{Kind: wire.KindCall, Fn: fn}
 	v, err := n.call(ctx, &delivery{
-		kind: deliverCall, op: "call", node: node, tg: fnTarget(fn), sender: sender,
-		el: wire.Element{Kind: wire.KindCall, Fn: fn},
-	}, arg)
+		kind: deliverCall, aim: aimFn, node: node, sender: sender,
+	}, &el, arg)
 	if err != nil {
 		return nil, err
 	}
@@ -70,23 +70,23 @@ func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, ar
 // prepare is what every send, cast, call and request does before it
 // goes: its payload (encoded by the path that takes it), and the trace
 // and headers ctx carries; the span, if any, is ended by the caller.
-func (n *Node) prepare(ctx context.Context, d *delivery, msg any) (trace.Span, error) {
+func (n *Node) prepare(ctx context.Context, d *delivery, el *wire.Element, msg any) (trace.Span, error) {
 	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
-		return nil, actor.NewError(d.op, d.node, d.inc, d.tg.String(), err)
+		return nil, d.fail(el, d.inc, err)
 	}
-	d.el.Type, d.el.Msg = typ, pm
-	return n.traceOut(ctx, d.node, &d.el), nil
+	el.Type, el.Msg = typ, pm
+	return n.traceOut(ctx, d.node, el), nil
 }
 
 // oneWay sends a send or cast.
-func (n *Node) oneWay(ctx context.Context, d *delivery, msg any) error {
-	sp, err := n.prepare(ctx, d, msg)
+func (n *Node) oneWay(ctx context.Context, d *delivery, el *wire.Element, msg any) error {
+	sp, err := n.prepare(ctx, d, el, msg)
 	if err != nil {
 		return err
 	}
-	err = n.deliver(d)
+	err = n.deliver(d, el)
 	if sp != nil {
 		endSpan(sp, err)
 	}
@@ -95,34 +95,33 @@ func (n *Node) oneWay(ctx context.Context, d *delivery, msg any) error {
 
 // call sends a call or request pinned to the node's current incarnation
 // and waits for the reply, ctx, or liveness: a delivery, and a wait.
-func (n *Node) call(ctx context.Context, d *delivery, msg any) (any, error) {
-	sp, err := n.prepare(ctx, d, msg)
+func (n *Node) call(ctx context.Context, d *delivery, el *wire.Element, msg any) (any, error) {
+	sp, err := n.prepare(ctx, d, el, msg)
 	if err != nil {
 		return nil, err
 	}
-	v, err := n.callAndWait(ctx, d)
+	v, err := n.callAndWait(ctx, d, el)
 	if sp != nil {
 		endSpan(sp, err)
 	}
 	return v, err
 }
 
-func (n *Node) callAndWait(ctx context.Context, d *delivery) (any, error) {
-	el := &d.el
+func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (any, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		el.Deadline = dl.UnixNano()
 	}
 	el.ID = n.nextID.Add(1)
-	pc := newPendingCall(d.op, d.tg, time.Now().UnixNano())
+	pc := newPendingCall(opOf(el.Kind), d.target(el), time.Now().UnixNano())
 	d.ctx, d.pc = ctx, pc
-	if err := n.deliver(d); err != nil {
+	if err := n.deliver(d, el); err != nil {
 		return nil, err
 	}
 	p := d.p
 	if pc.wait(ctx) {
 		// Our ctx ended the wait: forget the call and cancel it there.
 		p.takePending(el.ID)
-		err := &actor.Error{Op: d.op, Node: d.node, Incarnation: p.inc, Target: d.tg.String(), Err: ctx.Err(), Outcome: actor.MayHaveExecuted}
+		err := &actor.Error{Op: pc.op, Node: d.node, Incarnation: p.inc, Target: pc.tg.String(), Err: ctx.Err(), Outcome: actor.MayHaveExecuted}
 		if pc.via.mayRun(pc) {
 			n.sendCancel(p, pc, el.ID) // queued behind the call on the same link
 		} else {
@@ -136,7 +135,7 @@ func (n *Node) callAndWait(ctx context.Context, d *delivery) (any, error) {
 	if lr := pc.large; lr != nil {
 		m, err := n.decode(lr.typ, lr.payload)
 		if err != nil {
-			return nil, &actor.Error{Op: d.op, Node: d.node, Incarnation: p.inc, Target: d.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
+			return nil, &actor.Error{Op: pc.op, Node: d.node, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 		}
 		return m, nil
 	}
@@ -163,26 +162,26 @@ func (n *Node) routeFor(d *delivery, refused *pubPool) *pubPool {
 	return pool
 }
 
-// deliver carries d to its peer: through the pool routeFor picks, else
+// deliver carries el to d's peer: through the pool routeFor picks, else
 // natively; a pool torn down under it sends d on to the native path
 // (never twice: see pushPooled). On success d.p is the incarnation that
 // took it (a call's reply comes from there). For sends and calls the
 // error is an *actor.Error with its class; for replies, an error wrapping
 // actor.ErrBadMessage says the reply cannot be encoded, any other that
 // no path took it.
-func (n *Node) deliver(d *delivery) error {
+func (n *Node) deliver(d *delivery, el *wire.Element) error {
 	var refused *pubPool
 	for {
 		if pool := n.routeFor(d, refused); pool != nil {
-			if done, err := n.pushPooled(pool, d); done {
+			if done, err := n.pushPooled(pool, d, el); done {
 				return err
 			}
 			refused = pool
 		}
 		if d.kind == deliverReply {
-			return n.replyNative(d)
+			return n.replyNative(d, el)
 		}
-		if done, err := n.pushNative(d, refused); done {
+		if done, err := n.pushNative(d, el, refused); done {
 			return err
 		}
 	}
@@ -190,20 +189,20 @@ func (n *Node) deliver(d *delivery) error {
 
 // pushPooled pushes d into pool; done false means the pool refused it
 // and d goes on to the native path.
-func (n *Node) pushPooled(pool *pubPool, d *delivery) (done bool, err error) {
+func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bool, err error) {
 	p := pool.peer
 	if d.kind != deliverReply && d.inc != 0 && pool.inc != d.inc {
-		return true, n.notCurrent(d, pool.inc)
+		return true, d.notCurrent(el, pool.inc)
 	}
 	if d.kind == deliverCall {
 		d.pc.via = pool
-		ok, alone := p.addPending(d.el.ID, d.pc)
+		ok, alone := p.addPending(el.ID, d.pc)
 		if !ok {
-			return true, actor.NewError(d.op, d.node, p.inc, d.tg.String(), actor.ErrNotSent)
+			return true, d.fail(el, p.inc, actor.ErrNotSent)
 		}
 		d.alone = alone
 	}
-	err = pool.push(d)
+	err = pool.push(d, el)
 	if err == nil {
 		d.p = p
 		switch d.kind {
@@ -229,7 +228,7 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery) (done bool, err error) {
 		if n.afterPoolRefused != nil {
 			n.afterPoolRefused()
 		}
-		mine := p.takePending(d.el.ID) != nil
+		mine := p.takePending(el.ID) != nil
 		if errors.Is(err, errPathClosed) && !mine {
 			// (fix) The pool's teardown settled the call while its push
 			// waited (actor.ErrNotSent, told to the caller by the answer
@@ -241,7 +240,7 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery) (done bool, err error) {
 	}
 	if !errors.Is(err, errPathClosed) {
 		n.countBad(err)
-		return true, actor.NewError(d.op, d.node, pool.inc, d.tg.String(), err)
+		return true, d.fail(el, pool.inc, err)
 	}
 	return false, nil
 }
@@ -249,7 +248,7 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery) (done bool, err error) {
 // pushNative pushes a send or call on the native link to d's node,
 // dialled if need be; done false means it is to be routed again (a pool
 // was published meanwhile, or the link closed for idleness).
-func (n *Node) pushNative(d *delivery, refused *pubPool) (done bool, err error) {
+func (n *Node) pushNative(d *delivery, el *wire.Element, refused *pubPool) (done bool, err error) {
 	var p *peer
 	var l *link
 	if d.kind == deliverCall {
@@ -258,10 +257,10 @@ func (n *Node) pushNative(d *delivery, refused *pubPool) (done bool, err error) 
 		p, l, err = n.connectBounded(d.node)
 	}
 	if err != nil {
-		return true, actor.NewError(d.op, d.node, d.inc, d.tg.String(), err)
+		return true, d.fail(el, d.inc, err)
 	}
 	if d.inc != 0 && p.inc != d.inc {
-		return true, n.notCurrent(d, p.inc)
+		return true, d.notCurrent(el, p.inc)
 	}
 	// A pool published meanwhile takes over (barrier.go).
 	p.pathMu.RLock()
@@ -271,16 +270,16 @@ func (n *Node) pushNative(d *delivery, refused *pubPool) (done bool, err error) 
 	}
 	if d.kind == deliverCall {
 		d.pc.via = l
-		if ok, _ := p.addPending(d.el.ID, d.pc); !ok {
+		if ok, _ := p.addPending(el.ID, d.pc); !ok {
 			p.pathMu.RUnlock()
-			return true, actor.NewError(d.op, d.node, p.inc, d.tg.String(), actor.ErrNotSent)
+			return true, d.fail(el, p.inc, actor.ErrNotSent)
 		}
 	}
-	err = l.push(d)
+	err = l.push(d, el)
 	p.pathMu.RUnlock()
 	if err != nil {
 		if d.kind == deliverCall {
-			p.takePending(d.el.ID)
+			p.takePending(el.ID)
 		}
 		if retryFresh(l, err) {
 			return false, nil // closed for idleness meanwhile: a new link (idle.go)
@@ -289,7 +288,7 @@ func (n *Node) pushNative(d *delivery, refused *pubPool) (done bool, err error) 
 			err = actor.ErrNotSent
 		}
 		n.countBad(err)
-		return true, actor.NewError(d.op, d.node, p.inc, d.tg.String(), err)
+		return true, d.fail(el, p.inc, err)
 	}
 	if d.kind == deliverCall {
 		n.stats.callsNative.Add(1)
@@ -306,11 +305,11 @@ func (n *Node) pushNative(d *delivery, refused *pubPool) (done bool, err error) 
 // replyNative pushes a reply on the link its call came on, else on
 // another live link of the caller's incarnation. Handed on, the call's
 // admission ticket is given back.
-func (n *Node) replyNative(d *delivery) error {
+func (n *Node) replyNative(d *delivery, el *wire.Element) error {
 	l := d.from
 	var err error = errLinkClosed
 	if !l.isClosed() {
-		if err = l.push(d); err == nil {
+		if err = l.push(d, el); err == nil {
 			n.stats.repliesNative.Add(1)
 			d.t.release()
 			return nil
@@ -320,19 +319,13 @@ func (n *Node) replyNative(d *delivery) error {
 		}
 	}
 	if alt := l.peer.anyLink(); alt != nil {
-		if err = alt.push(d); err == nil {
+		if err = alt.push(d, el); err == nil {
 			n.stats.repliesNative.Add(1)
 			d.t.release()
 			return nil
 		}
 	}
 	return err
-}
-
-// notCurrent is the error of a send or call pinned to an incarnation of
-// d's node that is no longer the one a path reaches (inc).
-func (n *Node) notCurrent(d *delivery, inc uint64) error {
-	return actor.NewError(d.op, d.node, d.inc, d.tg.String(), fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, d.node, inc))
 }
 
 // countBad counts an outgoing message that could not be encoded (or was

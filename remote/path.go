@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/wire"
@@ -17,8 +18,8 @@ import (
 // routeFor (outbound.go) decides which path an element takes; deliver
 // pushes it. The push is called on the concrete type the decision
 // returned, not through this interface: an interface call would move
-// every element and its delivery to the heap (one more allocation per
-// message).
+// every element and its delivery to the heap (one allocation more per
+// message; measured with -gcflags=-m).
 type path interface {
 	// wasSent reports whether pc, pushed on this path, may have left this
 	// process. A pooled call still queued is abandoned by the question
@@ -43,16 +44,18 @@ const (
 	deliverReply                      // a reply to a call or request the peer made
 )
 
-// delivery is one outgoing element on its way: where it goes and what
-// the paths need to carry it. It lives on its sender's stack.
+// delivery is what the paths need to carry one outgoing element: where
+// it goes, and how. It lives on its sender's stack. The element itself is
+// passed beside it, not in it: escape analysis is not field-sensitive,
+// and the pending call and the ticket in here are kept by the paths, so
+// an element pointed to from here would move to the heap with them (one
+// allocation more per message).
 type delivery struct {
 	kind   deliveryKind
-	op     string       // for errors: "send", "cast", "call", "request"
-	node   string       // the peer node
-	inc    uint64       // the incarnation it is pinned to; 0 for any (not replies)
-	tg     target       // for errors
-	sender actor.PID    // its sender: a pool's shard keeps one sender's order
-	el     wire.Element // in here, not pointed to: it stays on the stack
+	aim    byte      // what the element names as its target, for errors: aimPID, aimName, aimFn
+	node   string    // the peer node
+	inc    uint64    // the incarnation it is pinned to (a reply's: its caller's); 0 for any
+	sender actor.PID // its sender: a pool's shard keeps one sender's order
 	// calls
 	ctx   context.Context // bounds the wait for a link
 	pc    *pendingCall
@@ -78,10 +81,10 @@ func (pl *pubPool) mayRun(pc *pendingCall) bool { return pl.wasSent(pc) }
 
 func (pl *pubPool) cancelCall(*wire.Element) bool { return false }
 
-// push queues d's element on the proxy its shard names: a sender keeps
+// push queues el on the proxy its shard names: a sender keeps
 // one proxy (its order), the root handle's calls take them in turn, a
 // reply goes by call id, past the queue's bounds (it must not wait).
-func (pl *pubPool) push(d *delivery) error {
+func (pl *pubPool) push(d *delivery, el *wire.Element) error {
 	switch d.kind {
 	case deliverReply:
 		// A call's reply may be written by its worker, when the proxy
@@ -96,11 +99,11 @@ func (pl *pubPool) push(d *delivery) error {
 		default:
 			own = ownCrowd
 		}
-		return pl.enqueue(pl.shard(d.el.ID), &d.el, nil, true, d.t, own)
+		return pl.enqueue(pl.shard(el.ID), el, nil, true, d.t, own)
 	case deliverCall:
-		return pl.enqueue(pl.callShard(d.sender, d.el.ID), &d.el, d.pc, false, nil, d.callOwn())
+		return pl.enqueue(pl.callShard(d.sender, el.ID), el, d.pc, false, nil, d.callOwn())
 	}
-	return pl.enqueue(pl.shard(senderKey(d.sender)), &d.el, nil, false, nil, ownNever)
+	return pl.enqueue(pl.shard(senderKey(d.sender)), el, nil, false, nil, ownNever)
 }
 
 // callOwn says how a pooled call may be written. A caller whose ctx can
@@ -136,19 +139,65 @@ func (l *link) cancelCall(el *wire.Element) bool {
 	return !retryFresh(l, err)
 }
 
-// push appends d's element to the link's buffer. A send waits for room
+// push appends el to the link's buffer. A send waits for room
 // under the Block policy (else fails with ErrOverloaded); calls and
 // replies wait. A call's frame number goes into its pending call under
 // the link's lock.
-func (l *link) push(d *delivery) error {
+func (l *link) push(d *delivery, el *wire.Element) error {
 	switch d.kind {
 	case deliverCall:
-		_, err := l.enqueueEl(&d.el, true, &d.pc.seq)
+		_, err := l.enqueueEl(el, true, &d.pc.seq)
 		return err
 	case deliverReply:
-		_, err := l.enqueueEl(&d.el, true, nil)
+		_, err := l.enqueueEl(el, true, nil)
 		return err
 	}
-	_, err := l.enqueueEl(&d.el, l.node.cfg.SendPolicy == actor.Block, nil)
+	_, err := l.enqueueEl(el, l.node.cfg.SendPolicy == actor.Block, nil)
 	return err
+}
+
+// What a send, cast, call or request is aimed at (delivery.aim): the
+// target of its errors is read from its element.
+const (
+	aimPID  byte = 'p' // el.To
+	aimName byte = 'n' // el.ToName
+	aimFn   byte = 'f' // el.Fn
+)
+
+// target is what d's element el is aimed at, for errors.
+func (d *delivery) target(el *wire.Element) target {
+	switch d.aim {
+	case aimPID:
+		return pidTarget(el.To)
+	case aimName:
+		return nameTarget(el.ToName)
+	}
+	return fnTarget(el.Fn)
+}
+
+// opOf is the operation an element of kind k is, as errors name it.
+func opOf(k wire.Kind) string {
+	switch k {
+	case wire.KindSend:
+		return "send"
+	case wire.KindCast:
+		return "cast"
+	case wire.KindCall:
+		return "call"
+	case wire.KindRequest:
+		return "request"
+	}
+	return "reply"
+}
+
+// fail is the error of d's element el for incarnation inc of its node,
+// classed by reason (actor.NewError).
+func (d *delivery) fail(el *wire.Element, inc uint64, reason error) error {
+	return actor.NewError(opOf(el.Kind), d.node, inc, d.target(el).String(), reason)
+}
+
+// notCurrent is the error of a send or call pinned to an incarnation of
+// d's node that is no longer the one a path reaches (inc).
+func (d *delivery) notCurrent(el *wire.Element, inc uint64) error {
+	return d.fail(el, d.inc, fmt.Errorf("%w: %s is now incarnation %016x", actor.ErrNoProcess, d.node, inc))
 }
