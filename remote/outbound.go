@@ -18,7 +18,7 @@ import (
 func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error {
 	el := wire.Element{Kind: wire.KindSend, To: to, Sender: sender}
 	return n.oneWay(ctx, &delivery{
-		aim: aimPID, node: to.Node, inc: to.Incarnation, sender: sender,
+		aim: aimPID, node: to.Node, inc: to.Incarnation, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, msg)
 }
 
@@ -26,7 +26,7 @@ func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error 
 func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
 	el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender}
 	return n.oneWay(ctx, &delivery{
-		aim: aimName, node: node, sender: sender,
+		aim: aimName, node: node, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, msg)
 }
 
@@ -34,7 +34,7 @@ func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name strin
 func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
 	el := wire.Element{Kind: wire.KindCast, Fn: fn}
 	return n.oneWay(ctx, &delivery{
-		aim: aimFn, node: node, sender: sender,
+		aim: aimFn, node: node, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, arg)
 }
 
@@ -42,7 +42,7 @@ func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg 
 func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
 	el := wire.Element{Kind: wire.KindRequest, To: to, Sender: sender}
 	return n.call(ctx, &delivery{
-		kind: deliverCall, aim: aimPID, node: to.Node, inc: to.Incarnation, sender: sender,
+		kind: deliverCall, aim: aimPID, node: to.Node, inc: to.Incarnation, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, msg)
 }
 
@@ -50,7 +50,7 @@ func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any,
 func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	el := wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender}
 	return n.call(ctx, &delivery{
-		kind: deliverCall, aim: aimName, node: node, sender: sender,
+		kind: deliverCall, aim: aimName, node: node, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, msg)
 }
 
@@ -58,7 +58,7 @@ func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name st
 func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	el := wire.Element{Kind: wire.KindCall, Fn: fn}
 	v, err := n.call(ctx, &delivery{
-		kind: deliverCall, aim: aimFn, node: node, sender: sender,
+		kind: deliverCall, aim: aimFn, node: node, key: senderKey(sender), root: sender.IsZero(),
 	}, &el, arg)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,18 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bo
 		}
 		d.alone = alone
 	}
-	err = pool.push(d, el)
+	// The proxy its shard names: a sender keeps one proxy (its order),
+	// the root handle's calls take them in turn, a reply goes by call id,
+	// past the queue's bounds (it must not wait). Written here, not in a
+	// method of the pool: a frame less on a reply's stack (see sendReply).
+	switch d.kind {
+	case deliverReply:
+		err = pool.enqueue(pool.shard(el.ID), el, nil, true, d.t, d.replyOwn())
+	case deliverCall:
+		err = pool.enqueue(pool.callShard(d.root, d.key, el.ID), el, d.pc, false, nil, d.callOwn())
+	default:
+		err = pool.enqueue(pool.shard(d.key), el, nil, false, nil, ownNever)
+	}
 	if err == nil {
 		d.p = p
 		switch d.kind {
@@ -216,6 +227,13 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bo
 		}
 		return true, nil
 	}
+	return n.poolRefused(pool, d, el, err)
+}
+
+// poolRefused settles a push that pool refused with err: done false sends
+// d on to the native path. Apart from pushPooled, whose frame every
+// message's stack carries.
+func (n *Node) poolRefused(pool *pubPool, d *delivery, el *wire.Element, err error) (done bool, _ error) {
 	switch d.kind {
 	case deliverReply:
 		// A reply must reach its caller: any refusal but an answer that
@@ -228,13 +246,13 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bo
 		if n.afterPoolRefused != nil {
 			n.afterPoolRefused()
 		}
-		mine := p.takePending(el.ID) != nil
+		mine := pool.peer.takePending(el.ID) != nil
 		if errors.Is(err, errPathClosed) && !mine {
 			// (fix) The pool's teardown settled the call while its push
 			// waited (actor.ErrNotSent, told to the caller by the answer
 			// it left): wait for that answer, never send it again
 			// natively.
-			d.p = p
+			d.p = pool.peer
 			return true, nil
 		}
 	}

@@ -51,11 +51,12 @@ const (
 // an element pointed to from here would move to the heap with them (one
 // allocation more per message).
 type delivery struct {
-	kind   deliveryKind
-	aim    byte      // what the element names as its target, for errors: aimPID, aimName, aimFn
-	node   string    // the peer node
-	inc    uint64    // the incarnation it is pinned to (a reply's: its caller's); 0 for any
-	sender actor.PID // its sender: a pool's shard keeps one sender's order
+	kind deliveryKind
+	aim  byte   // what the element names as its target, for errors: aimPID, aimName, aimFn
+	node string // the peer node
+	inc  uint64 // the incarnation it is pinned to (a reply's: its caller's); 0 for any
+	root bool   // sent by the root handle (the zero sender): its calls need no order
+	key  uint64 // its sender's shard key (senderKey): a pool's shard keeps one sender's order
 	// calls
 	ctx   context.Context // bounds the wait for a link
 	pc    *pendingCall
@@ -81,29 +82,19 @@ func (pl *pubPool) mayRun(pc *pendingCall) bool { return pl.wasSent(pc) }
 
 func (pl *pubPool) cancelCall(*wire.Element) bool { return false }
 
-// push queues el on the proxy its shard names: a sender keeps
-// one proxy (its order), the root handle's calls take them in turn, a
-// reply goes by call id, past the queue's bounds (it must not wait).
-func (pl *pubPool) push(d *delivery, el *wire.Element) error {
-	switch d.kind {
-	case deliverReply:
-		// A call's reply may be written by its worker, when the proxy
-		// is idle, at once when no other call of its peer runs here
-		// (nor waits to hand its reply on). Not a request's: an
-		// actor answers it, and must not wait in a write.
-		own := ownNever
-		switch {
-		case d.t == nil:
-		case d.t.a.inflight() == 1:
-			own = ownAlone
-		default:
-			own = ownCrowd
-		}
-		return pl.enqueue(pl.shard(el.ID), el, nil, true, d.t, own)
-	case deliverCall:
-		return pl.enqueue(pl.callShard(d.sender, el.ID), el, d.pc, false, nil, d.callOwn())
+// replyOwn says how a pooled reply may be written. A call's reply may be
+// written by its worker, when the proxy is idle, at once when no other
+// call of its peer runs here (nor waits to hand its reply on). Not a
+// request's (no ticket): an actor answers it, and must not wait in a
+// write.
+func (d *delivery) replyOwn() ownWrite {
+	switch {
+	case d.t == nil:
+		return ownNever
+	case d.t.a.inflight() == 1:
+		return ownAlone
 	}
-	return pl.enqueue(pl.shard(senderKey(d.sender)), el, nil, false, nil, ownNever)
+	return ownCrowd
 }
 
 // callOwn says how a pooled call may be written. A caller whose ctx can
