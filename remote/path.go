@@ -16,10 +16,11 @@ import (
 // frame past the link's flushed mark may have.
 //
 // routeFor (outbound.go) decides which path an element takes; deliver
-// pushes it. The push is called on the concrete type the decision
-// returned, not through this interface: an interface call would move
-// every element and its delivery to the heap (one allocation more per
-// message; measured with -gcflags=-m).
+// pushes it (pushPooled, pushNative, replyNative). The pushes are not in
+// this interface but written on the concrete types: an interface call
+// would move every element and its delivery to the heap (one allocation
+// more per message; seen with -gcflags=-m), and each frame more on a
+// reply's stack made the call workers' stacks grow again (copystack).
 type path interface {
 	// wasSent reports whether pc, pushed on this path, may have left this
 	// process. A pooled call still queued is abandoned by the question
