@@ -107,6 +107,9 @@ func (n *Node) call(ctx context.Context, d *delivery, el *wire.Element, msg any)
 	return v, err
 }
 
+// callAndWait numbers the call, delivers it pending, and waits: for its
+// reply, for the failure of the path or incarnation that took it, or for
+// ctx (the call is then cancelled there if it may still run).
 func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (any, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		el.Deadline = dl.UnixNano()
