@@ -413,20 +413,29 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 	} else {
 		el.Type, el.Msg = typ, pm // encoded in place by the path that takes it
 	}
-	err = n.routeReply(l, &el, t)
+	p := l.peer
+	var d delivery // assigned field by field: a literal is built aside and copied (a larger frame)
+	d.kind, d.node, d.inc, d.from, d.t = deliverReply, p.name, p.inc, l, t
+	err = n.deliver(&d, &el)
 	if errors.Is(err, actor.ErrBadMessage) && el.Msg != nil {
 		// The answer itself cannot travel (it does not encode, or it is
 		// larger than a frame or MaxMessageSize): the caller learns that
 		// instead.
 		el = wire.Element{Kind: wire.KindReply, ID: id}
 		n.badReply(&el, err)
-		err = n.routeReply(l, &el, t)
+		err = n.deliver(&d, &el)
 	}
 	if err == nil {
 		return
 	}
 	t.release()
-	p := l.peer
+	n.replyLost(p, id, msg)
+}
+
+// replyLost makes a reply no path took a counted dead letter. Apart from
+// sendReply so that the frame of every reply stays small (workers' stacks
+// grow past it: copystack was a tenth of a pooled callee's CPU).
+func (n *Node) replyLost(p *peer, id uint64, msg any) {
 	n.stats.repliesDropped.Add(1)
 	actorhooks.DeadLetter(n.sys, actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
 }
@@ -436,64 +445,6 @@ func (n *Node) badReply(el *wire.Element, err error) {
 	n.stats.badMessages.Add(1)
 	wire.ErrorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
 	el.Code += wire.MayHaveSuffix // it ran; only its answer could not travel
-}
-
-// routeReply hands a reply to the caller's incarnation (the peer of l):
-// through its pool when one is published for exactly that incarnation,
-// else on l itself or another of its links. An error wrapping
-// actor.ErrBadMessage says the reply cannot be encoded; any other, that
-// no path took it. Handed on natively, t is given back; through the
-// pool, it goes with the batch.
-func (n *Node) routeReply(l *link, el *wire.Element, t *ticket) error {
-	p := l.peer
-	if pool := n.route(p.name); pool != nil {
-		// The incarnation guard: a reply goes into a pool only if the pool
-		// belongs to the incarnation that made the call.
-		if pool.inc == p.inc {
-			// A call's reply may be written by its worker, when the proxy
-			// is idle, at once when no other call of its peer runs here
-			// (nor waits to hand its reply on). Not a request's: an
-			// actor answers it, and must not wait in a write.
-			own := ownNever
-			switch {
-			case t == nil:
-			case t.a.inflight() == 1:
-				own = ownAlone
-			default:
-				own = ownCrowd
-			}
-			err := pool.enqueue(pool.shard(el.ID), el, nil, true, t, own)
-			if err == nil {
-				pool.stats.Replies.Add(1)
-				n.stats.repliesPooled.Add(1)
-				return nil
-			}
-			if errors.Is(err, actor.ErrBadMessage) {
-				return err
-			}
-		} else {
-			n.stats.guardDiverted.Add(1)
-		}
-	}
-	var err error = errLinkClosed
-	if !l.isClosed() {
-		if _, err = l.enqueueEl(el, true, nil); err == nil {
-			n.stats.repliesNative.Add(1)
-			t.release()
-			return nil
-		}
-		if errors.Is(err, actor.ErrBadMessage) {
-			return err
-		}
-	}
-	if alt := p.anyLink(); alt != nil {
-		if _, err = alt.enqueueEl(el, true, nil); err == nil {
-			n.stats.repliesNative.Add(1)
-			t.release()
-			return nil
-		}
-	}
-	return err
 }
 
 func (n *Node) inReply(l *link, el *wire.Element) {

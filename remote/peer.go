@@ -211,7 +211,7 @@ func (p *peer) takePending(id uint64) *pendingCall {
 }
 
 // failVia fails every pending call sent on path via.
-func (p *peer) failVia(via any, reason error) int {
+func (p *peer) failVia(via path, reason error) int {
 	p.mu.Lock()
 	var failed []*pendingCall
 	for id, pc := range p.pending {

@@ -17,7 +17,7 @@ import (
 // first claims it instead. One allocation per call: the outcome is kept
 // in it, and the signal channel is recycled.
 type pendingCall struct {
-	via   any           // *link, or a pool path (see Hooks)
+	via   path          // a native *link, or a *pubPool
 	seq   atomic.Uint64 // native: the frame's sequence on its link, set under the link's lock
 	state atomic.Int32  // pooled: callQueued, callSent or callAbandoned
 	op    string
@@ -101,27 +101,7 @@ func (pc *pendingCall) markSent() bool {
 // wasSent reports whether the call may have left this process. For a
 // pooled call still queued it abandons the call, so its proxy will never
 // write it: the answer "not sent" stays true.
-func (pc *pendingCall) wasSent() bool {
-	if l, ok := pc.via.(*link); ok {
-		seq := pc.seq.Load()
-		return seq != 0 && l.flushed.Load() >= seq
-	}
-	if pc.state.CompareAndSwap(callQueued, callAbandoned) {
-		return false
-	}
-	return pc.state.Load() == callSent
-}
-
-// mayRun reports, when the caller gives up (ctx), whether the call can
-// still run on the peer. A native frame in the link's buffer will be
-// written unless the link dies, so enqueued counts; a pooled call still in
-// its proxy's mailbox is abandoned here and will never be written.
-func (pc *pendingCall) mayRun() bool {
-	if _, ok := pc.via.(*link); ok {
-		return pc.seq.Load() != 0
-	}
-	return pc.wasSent()
-}
+func (pc *pendingCall) wasSent() bool { return pc.via.wasSent(pc) }
 
 // failure is the error a pending call gets when its path or peer dies.
 func (pc *pendingCall) failure(p *peer, reason error) error {

@@ -295,15 +295,16 @@ func (n *Node) sweepPools() {
 // keeps one proxy and its order.
 func (pl *pubPool) shard(key uint64) int { return int(mix(key) % uint64(len(pl.proxies))) }
 
-// callShard is the proxy for a call or request with id from sender. The
-// root handle (the zero sender: System.Call, Request, RequestNamed from
-// plain goroutines) needs no order between its blocking calls, so they
-// take the proxies in turn by call id; any other sender keeps its proxy.
-func (pl *pubPool) callShard(sender actor.PID, id uint64) int {
-	if sender.IsZero() {
+// callShard is the proxy for a call or request with id from the sender
+// whose shard key is key. The root handle (root: the zero sender:
+// System.Call, Request, RequestNamed from plain goroutines) needs no
+// order between its blocking calls, so they take the proxies in turn by
+// call id; any other sender keeps its proxy.
+func (pl *pubPool) callShard(root bool, key, id uint64) int {
+	if root {
 		return int(id % uint64(len(pl.proxies)))
 	}
-	return pl.shard(senderKey(sender))
+	return pl.shard(key)
 }
 
 // How a push may write (ownWrite): a call or a reply that finds its

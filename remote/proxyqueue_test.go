@@ -152,7 +152,7 @@ func TestProxyQueueCutsCallsAbandonedWhileQueued(t *testing.T) {
 	q, _ := queueFor(queueOptions{})
 	calls := make([]*pendingCall, 4)
 	for i := range calls {
-		calls[i] = &pendingCall{}
+		calls[i] = &pendingCall{via: &pubPool{}} // queued through a pool
 		el := wire.Element{Kind: wire.KindCall, ID: uint64(i), Fn: "f", Type: "mailroom.testpb.Echo", Msg: &testpb.Echo{N: int64(i)}}
 		b, err := fuzzEnds.EncodeElement(nil, &el)
 		require.NoError(t, err)
