@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"google.golang.org/protobuf/proto"
 )
 

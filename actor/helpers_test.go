@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -64,7 +64,7 @@ func ctxT(t testing.TB) context.Context {
 
 type logBuffer = testutil.LogBuffer
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/stretchr/testify/require"
 )
 

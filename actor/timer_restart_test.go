@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/mailroom-go/mailroom/mailroomtest"
 	"github.com/mailroom-go/mailroom/supervisor"
 	"github.com/stretchr/testify/require"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/consultest"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )

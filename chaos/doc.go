@@ -40,10 +40,10 @@
 //
 // The harness is test code, in the package's _test.go files (most behind
 // the tag), and nothing of it is API: this package exports nothing.
-// Nodes under test run in child processes (internal/testnode) with
+// Nodes under test run in child processes (internal/testing/testnode) with
 // Equip: a proxy pool, ordered sinks, a gate that stalls them, and
 // counters in a file mapped MAP_SHARED by the child and the test, so
-// they survive a SIGKILL. internal/faultnet is the TCP proxy that cuts,
+// they survive a SIGKILL. internal/testing/faultnet is the TCP proxy that cuts,
 // delays and resets links without privileged networking. LogTap keeps a
 // node's log readable when a fault makes it say the same thing a
 // million times. Chart draws the soak's samples as SVG.

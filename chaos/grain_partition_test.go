@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/consultest"
-	"github.com/mailroom-go/mailroom/internal/faultnet"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/faultnet"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )

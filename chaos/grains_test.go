@@ -20,7 +20,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	grains "github.com/mailroom-go/mailroom/cluster"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"google.golang.org/protobuf/proto"
 )

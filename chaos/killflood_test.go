@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/faultnet"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/faultnet"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 )

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 )
 
 // Gate stalls the ordered sinks of a node while it is closed: a slow

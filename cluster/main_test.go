@@ -3,7 +3,7 @@ package cluster
 import (
 	"testing"
 
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"go.uber.org/goleak"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/stretchr/testify/require"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/mailroom-go/mailroom/observer"
 	"github.com/stretchr/testify/require"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/stretchr/testify/require"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/discovery/discoverytest"
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/consul/api"
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +15,7 @@ import (
 // see 40 more members come up and go away; none ever holds two watch
 // queries open, every watch is on the one service, and every other
 // request is the node's own TTL refresh, the check read before it, or
-// its registration: nothing is asked per member. (internal/scaletest
+// its registration: nothing is asked per member. (internal/testing/scaletest
 // measures the same at 32 processes, with the rate per node.)
 func TestConsulOneWatchPerNode(t *testing.T) {
 	addr := consultest.Addr(t)

@@ -18,8 +18,8 @@ import (
 	"github.com/mailroom-go/mailroom/cluster"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/discovery/discoverytest"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )

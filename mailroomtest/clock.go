@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/fakeclock"
+	"github.com/mailroom-go/mailroom/internal/testing/fakeclock"
 )
 
 // FakeClock is an actor.Clock whose time moves only when the test calls

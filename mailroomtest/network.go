@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/memnet"
+	"github.com/mailroom-go/mailroom/internal/testing/memnet"
 )
 
 // faults is the in-memory network of one Cluster and the faults set on

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"

@@ -13,9 +13,9 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/mailroom-go/mailroom/services"

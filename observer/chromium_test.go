@@ -3,7 +3,7 @@ package observer
 import (
 	"testing"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 )
 
 // chromium finds headless Chromium (testutil.Chromium: skips without

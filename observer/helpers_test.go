@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
@@ -54,7 +54,7 @@ func ctxT(t testing.TB) context.Context {
 	return ctx
 }
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/supervisor"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -145,7 +145,7 @@ func allFailed(t *testing.T, err error) []NodeError {
 	return af.Errors
 }
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/memnet"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/memnet"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
@@ -136,7 +136,7 @@ func waitStatus(t testing.TB, m *Manager, node string, want Status) Info {
 
 type testWriter = testutil.TestWriter
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

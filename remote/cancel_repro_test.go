@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 )
 
 // A native call cancelled right after it was queued on the link must not

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )

@@ -6,7 +6,7 @@ import (
 )
 
 // Network is how a node listens and dials. The default is TCP; tests use
-// an in-memory network (internal/memnet) to run the same code without
+// an in-memory network (internal/testing/memnet) to run the same code without
 // sockets.
 type Network interface {
 	Listen(addr string) (net.Listener, error)

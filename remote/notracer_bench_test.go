@@ -10,7 +10,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 )
 
 // BenchmarkCallNoTracer: one call at a time to the child's "echo", the

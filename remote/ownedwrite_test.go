@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/memnet"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/memnet"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/actor/pidpb"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/stretchr/testify/require"
 )
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/mailroomtest"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
@@ -411,7 +411,7 @@ func TestNewCookie(t *testing.T) {
 	require.NotEqual(t, a, b)
 }
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testnode"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/mailroom-go/mailroom/proxypool"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"

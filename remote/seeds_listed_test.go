@@ -8,7 +8,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/memnet"
+	"github.com/mailroom-go/mailroom/internal/testing/memnet"
 	"github.com/mailroom-go/mailroom/internal/wire"
 	"github.com/stretchr/testify/require"
 )

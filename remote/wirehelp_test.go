@@ -1,7 +1,7 @@
 package remote
 
 import (
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/mailroom-go/mailroom/internal/wire"
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/scale.sh: mailroom's scale test (package internal/scaletest, build tag
+# scripts/scale.sh: mailroom's scale test (package internal/testing/scaletest, build tag
 # "scale") against a Consul dev agent. Prints one summary line per cluster size:
 #
 #   scale nodes=32 converge_ms=… links_per_node_max=… fds_per_node_max=… rss_mb_max=… consul_req_per_s=… detect_ms_max=… hung=0 wrong_incarnation=0
@@ -26,7 +26,7 @@ cd "$REPO"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 start=$SECONDS
 rc=0
-"$REPO/scripts/consul.sh" run -- "$GO" test -tags scale -count=1 -timeout 30m -v -run '^TestScale$' ./internal/scaletest \
+"$REPO/scripts/consul.sh" run -- "$GO" test -tags scale -count=1 -timeout 30m -v -run '^TestScale$' ./internal/testing/scaletest \
 	-scale.json="$OUT/results.json" "${args[@]}" 2>&1 |
 	tee "$OUT/log.txt" | { grep --line-buffered -E '^(scale |--- FAIL|FAIL|panic:)' || true; } || rc=$?
 echo "scale: done in $((SECONDS - start)) s (exit $rc); log: $OUT/log.txt"

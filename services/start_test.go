@@ -9,7 +9,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"github.com/mailroom-go/mailroom/remote"
 	"github.com/stretchr/testify/require"
 )

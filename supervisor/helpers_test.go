@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/stretchr/testify/require"
@@ -233,7 +233,7 @@ func (c *fakeClock) advance(d time.Duration) {
 
 type logBuffer = testutil.LogBuffer
 
-// eventually polls cond until it holds (internal/testutil).
+// eventually polls cond until it holds (internal/testing/testutil).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	testutil.Eventually(t, what, cond)

@@ -1,6 +1,6 @@
 package wire
 
-import "github.com/mailroom-go/mailroom/internal/testutil"
+import "github.com/mailroom-go/mailroom/internal/testing/testutil"
 
 // marshal encodes a payload on its own, for tests that build frames by
 // hand.

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mailroom-go/mailroom/actor"
-	"github.com/mailroom-go/mailroom/internal/testpb"
+	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 )
 
 // sink is the scale_sink actor: it counts the numbered sends it gets and

@@ -289,7 +289,7 @@ const file_testpb_proto_rawDesc = "" +
 	"\x06millis\x18\x01 \x01(\x03R\x06millis\x12\x10\n" +
 	"\x03tag\x18\x02 \x01(\tR\x03tag\"\x1d\n" +
 	"\aUnknown\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04textB1Z/github.com/mailroom-go/mailroom/internal/testpbb\x06proto3"
+	"\x04text\x18\x01 \x01(\tR\x04textB9Z7github.com/mailroom-go/mailroom/internal/testing/testpbb\x06proto3"
 
 var (
 	file_testpb_proto_rawDescOnce sync.Once

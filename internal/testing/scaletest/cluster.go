@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/consultest"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 )
 
 // member is one node name of the cluster, across its incarnations.

@@ -215,7 +215,7 @@ const file_testvt_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06values\x18\x02 \x03(\x03R\x06values\x12-\n" +
 	"\x05items\x18\x03 \x03(\v2\x17.mailroom.testpb.VTEchoR\x05items\x12+\n" +
-	"\x04blob\x18\x04 \x01(\v2\x17.mailroom.testpb.VTBlobR\x04blobB1Z/github.com/mailroom-go/mailroom/internal/testpbb\x06proto3"
+	"\x04blob\x18\x04 \x01(\v2\x17.mailroom.testpb.VTBlobR\x04blobB9Z7github.com/mailroom-go/mailroom/internal/testing/testpbb\x06proto3"
 
 var (
 	file_testvt_proto_rawDescOnce sync.Once

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/testutil"
+	"github.com/mailroom-go/mailroom/internal/testing/testutil"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

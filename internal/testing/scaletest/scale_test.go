@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/consultest"
-	"github.com/mailroom-go/mailroom/internal/testnode"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/testnode"
 	"go.uber.org/goleak"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/discovery"
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 )
 
 // Config is one run of the scale test: one cluster size.

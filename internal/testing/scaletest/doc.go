@@ -18,14 +18,14 @@
 //	scripts/scale.sh -scale.sizes=32 # one size; the docs untouched (add -scale.doc=docs/SCALE.md)
 //
 // The test is behind the "scale" build tag (go test -tags scale
-// ./internal/scaletest); scripts/scale.sh runs it against a Consul dev
+// ./internal/testing/scaletest); scripts/scale.sh runs it against a Consul dev
 // agent (scripts/consul.sh) and keeps the log and the results as JSON in
 // .cache/scale/. A small run (4 nodes, 1 killed) is an ordinary test, so
 // `make test` keeps the harness working.
 //
 // # The machinery
 //
-// The test binary re-executes itself as each node (internal/testnode);
+// The test binary re-executes itself as each node (internal/testing/testnode);
 // PreHook and Hook install on every node what the load needs (functions
 // and actors that answer with the node's incarnation, a sink, long calls
 // that only end when their caller or the node goes) and a reporter that
@@ -34,7 +34,7 @@
 // JSON file every 200 ms, which survives a SIGKILL. SIGUSR1 starts the
 // node's load and SIGUSR2 stops it. The parent reads file descriptors,
 // resident memory and CPU time from /proc, and puts a counting HTTP
-// proxy (internal/consultest.Proxy) in front of the agent for each
+// proxy (internal/testing/consultest.Proxy) in front of the agent for each
 // node, so that every request a node makes to Consul is counted, by kind.
 //
 // Nothing here is API.

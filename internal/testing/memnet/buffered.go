@@ -193,7 +193,7 @@ func (c *Conn) CloseWrite() error {
 
 // Hold stops delivering what this end writes: its bytes, and then its
 // close or half-close, wait in order (writes block once the buffer is
-// full), as a blackholed direction of internal/faultnet does. Release
+// full), as a blackholed direction of internal/testing/faultnet does. Release
 // delivers them.
 func (c *Conn) Hold() {
 	h := c.out

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mailroom-go/mailroom/internal/consultest"
+	"github.com/mailroom-go/mailroom/internal/testing/consultest"
 )
 
 var (
