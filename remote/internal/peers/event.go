@@ -54,8 +54,12 @@ type FrameRead struct {
 	Frame Frame
 }
 
-// LinkClosed: Link ended (read EOF, a read or write failed, reset).
-type LinkClosed struct{ Link LinkID }
+// LinkClosed: Link ended. Lost: not at a clean end of stream (reset, a
+// read or write failed): frames the peer wrote on it may be lost.
+type LinkClosed struct {
+	Link LinkID
+	Lost bool
+}
 
 // Send: a local sender sends to incarnation Inc of Node.
 type Send struct {

@@ -85,7 +85,7 @@ func (t *Table) Check() error {
 		if len(p.pending) > c.MaxPending {
 			return bad("%s: %d pending > MaxPending", s.name, len(p.pending))
 		}
-		if len(p.abandoned) > c.MaxAbandoned {
+		if len(p.abandoned) > c.MaxAbandoned || len(p.lost) > c.MaxAbandoned {
 			return bad("%s: %d abandoned > MaxAbandoned", s.name, len(p.abandoned))
 		}
 		for _, l := range p.links {
@@ -104,3 +104,6 @@ func (t *Table) Check() error {
 	}
 	return nil
 }
+
+// PoolSize is this node's receiver pool size, as its hellos tell it.
+func (t *Table) PoolSize() int { return t.cfg.PoolSize }

@@ -60,11 +60,10 @@ func (t *Table) accepted(e Accepted) {
 	}
 	l := &link{id: e.Link, state: LinkHello}
 	t.addLink(l)
-	if t.shaking >= t.cfg.MaxHandshakes {
+	t.shaking++ // until it opens or closes
+	if t.shaking > t.cfg.MaxHandshakes {
 		t.closeLink(l, ReasonOverloaded, true)
-		return
 	}
-	t.shaking++
 }
 
 func (t *Table) helloRead(e HelloRead) {
@@ -77,7 +76,6 @@ func (t *Table) helloRead(e HelloRead) {
 		t.welcomed(l, h)
 		return
 	}
-	t.shaking--
 	s := t.slotFor(h.Node)
 	if s == nil || h.Inc == 0 || s.buried(h.Inc) {
 		t.closeLink(l, ReasonRefused, true)
@@ -138,6 +136,9 @@ func (t *Table) welcomed(l *link, h Hello) {
 // open makes l open: a dialed link first writes the fences its peer's
 // abandoned links need, then what it queued.
 func (t *Table) open(l *link) {
+	if !l.outbound {
+		t.shaking--
+	}
 	l.state, l.since, l.lastRead = LinkOpen, t.now, t.now
 	if !l.outbound {
 		return
@@ -202,6 +203,16 @@ func (t *Table) drop(p *peer, f Frame, why Reason) {
 		}
 		return
 	}
+	if f.Kind == FrameReply && p.state != PeerGone {
+		// Its caller waits for it (there is no default timeout): a
+		// reply a torn-down pool held takes a native link instead.
+		for _, l := range p.links {
+			if l.role == RoleNative && l.state.writable() {
+				t.write(l, f)
+				return
+			}
+		}
+	}
 	if f.Kind == FrameSend || f.Kind == FrameReply {
 		t.emit(Effect{Kind: EffDeadLetter, Frame: f, Reason: why})
 	}
@@ -248,6 +259,12 @@ func (t *Table) frameRead(e FrameRead) {
 		delete(p.pending, c.id)
 		t.emit(Effect{Kind: EffDeliver, Link: l.id, Frame: f})
 	case FrameFence:
+		if slices.ContainsFunc(f.Links, func(id LinkID) bool { return slices.Contains(p.lost, id) }) {
+			// It abandoned a link we had closed before reading it to
+			// the end: replies it wrote there are lost.
+			p.lost = slices.DeleteFunc(p.lost, func(id LinkID) bool { return slices.Contains(f.Links, id) })
+			t.failWritten(p, nil, ReasonLost)
+		}
 		for _, id := range f.Links {
 			if old := p.dialed[id]; old != nil && old != l && !slices.Contains(l.waitFor, id) && len(l.waitFor) < t.cfg.MaxFences {
 				l.waitFor = append(l.waitFor, id)
@@ -305,9 +322,23 @@ func (t *Table) closeLink(l *link, why Reason, emitClose bool) {
 			ids = append(ids, id)
 		}
 	}
+	// A reply may take any link of its callee: one that ended uncleanly
+	// may have lost replies to calls written on the others, which would
+	// then wait for ever. They may have executed.
 	slices.Sort(ids)
 	for _, id := range ids {
 		t.failCall(p, p.pending[id], why)
+	}
+	if p.state == PeerUp && (emitClose || why == ReasonLost) {
+		t.failWritten(p, l, why)
+		if !l.outbound {
+			// It may write replies on it until it learns: its fence
+			// naming it says they were lost (FrameFence).
+			p.lost = append(p.lost, l.dialID)
+			if n := len(p.lost) - t.cfg.MaxAbandoned; n > 0 {
+				p.lost = append(p.lost[:0], p.lost[n:]...)
+			}
+		}
 	}
 	if pl := p.pool; pl != nil {
 		if slices.Contains(pl.links, l) {
@@ -413,5 +444,20 @@ func (t *Table) idleCheck() {
 		p.out = nil
 		t.abandon(p, []*link{l})
 		t.emit(Effect{Kind: EffClose, Link: l.id, Half: true, Reason: ReasonIdle})
+	}
+}
+
+// failWritten fails every call written to p but on except: their replies
+// may have been lost (they may have executed).
+func (t *Table) failWritten(p *peer, except *link, why Reason) {
+	var ids []CallID
+	for id, c := range p.pending {
+		if c.state == CallWritten && c.link != except {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		t.failCall(p, p.pending[id], why)
 	}
 }

@@ -115,7 +115,10 @@ type peer struct {
 	abandoned []LinkID
 	// dialed indexes its links to us by its id for them, until they end.
 	dialed map[LinkID]*link
-	pool   *pool
+	// lost are its links to us (its ids) we closed before reading them
+	// to the end while it lived, at most MaxAbandoned.
+	lost []LinkID
+	pool *pool
 }
 
 // call is a pending call, pinned to the incarnation that took it.
@@ -159,7 +162,11 @@ func (t *Table) Step(ev Event) []Effect {
 		t.frameRead(e)
 	case LinkClosed:
 		if l := t.links[e.Link]; l != nil {
-			t.closeLink(l, ReasonLinkClosed, false)
+			why := ReasonLinkClosed
+			if e.Lost {
+				why = ReasonLost
+			}
+			t.closeLink(l, why, false)
 		}
 	case Send:
 		t.route(Frame{Kind: FrameSend, Sender: e.Sender, Seq: e.Seq}, e.Node, e.Inc)
@@ -284,7 +291,7 @@ func (t *Table) gone(p *peer, why Reason) {
 		t.closeLink(l, why, true)
 	}
 	t.failAll(p, why)
-	p.abandoned, p.dialed = nil, nil
+	p.abandoned, p.dialed, p.lost = nil, nil, nil
 	t.emit(Effect{Kind: EffPeerGone, Node: s.name, Inc: p.inc, Reason: why})
 }
 

@@ -162,10 +162,11 @@ const (
 	ReasonOverloaded          // a bound was reached
 	ReasonStale               // a reply for an incarnation with no link left
 	ReasonStopped             // this node stopped
+	ReasonLost                // the link ended uncleanly: what the peer wrote may be lost
 )
 
 var reasons = [...]string{"", "dial-failed", "link-closed", "silent", "handshake", "refused", "other-incarnation",
-	"superseded", "down", "goodbye", "idle", "pool-torn-down", "fence-timeout", "no-peer", "overloaded", "stale", "stopped"}
+	"superseded", "down", "goodbye", "idle", "pool-torn-down", "fence-timeout", "no-peer", "overloaded", "stale", "stopped", "lost"}
 
 func (r Reason) String() string { return reasons[min(int(r), len(reasons)-1)] }
 
