@@ -70,6 +70,8 @@ type discEv struct {
 }
 
 type end struct {
+	c        *conn
+	side     int // c.e[side] is this end
 	in       *inst
 	link     peers.LinkID
 	closedR  bool // the Table forgot it: nothing more is read
@@ -130,6 +132,7 @@ type world struct {
 	viol    *Violation
 	trace   []string
 	settled bool
+	fx      []peers.Effect // the step's effects, copied: carrying them out never steps the same Table
 }
 
 // Run runs one seed and checks every invariant after every step.
@@ -333,10 +336,14 @@ func (w *world) step(in *inst, ev peers.Event) {
 		return
 	}
 	w.steps++
-	w.logf("%s/%x <- %T%+v", in.name, in.inc, ev, ev)
-	fx := slices.Clone(in.t.Step(ev))
-	for _, e := range fx {
-		w.logf("    -> %s", e)
+	if w.o.Trace {
+		w.logf("%s/%x <- %T%+v", in.name, in.inc, ev, ev)
+	}
+	w.fx = append(w.fx[:0], in.t.Step(ev)...)
+	for _, e := range w.fx {
+		if w.o.Trace {
+			w.logf("    -> %s", e)
+		}
 		w.effect(in, e)
 	}
 	if err := in.t.Check(); err != nil {
@@ -386,17 +393,7 @@ func (w *world) effect(in *inst, e peers.Effect) {
 	}
 }
 
-func (w *world) connOf(e *end) (*conn, int) {
-	for _, c := range w.conns {
-		if c.e[0] == e {
-			return c, 0
-		}
-		if c.e[1] == e {
-			return c, 1
-		}
-	}
-	panic("sim: end without a conn")
-}
+func (w *world) connOf(e *end) (*conn, int) { return e.c, e.side }
 
 func (w *world) ended(in *inst, id peers.CallID, class peers.Class) {
 	r := w.calls[id]
@@ -533,7 +530,8 @@ func (w *world) dial(in *inst, e peers.Effect) {
 			return
 		}
 		to.nextIn++
-		c := &conn{e: [2]*end{{in: in, link: e.Link}, {in: to, link: to.nextIn}}}
+		c := &conn{}
+		c.e = [2]*end{{c: c, in: in, link: e.Link}, {c: c, side: 1, in: to, link: to.nextIn}}
 		in.ends[e.Link] = c.e[0]
 		to.ends[to.nextIn] = c.e[1]
 		w.conns = append(w.conns, c)
