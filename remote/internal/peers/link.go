@@ -344,7 +344,13 @@ func (t *Table) closeLink(l *link, why Reason, emitClose bool) {
 		if slices.Contains(pl.links, l) {
 			t.teardownPool(p, ReasonPoolTornDown)
 		} else if pl.state == PoolFencing && pl.barrier == l {
-			t.releasePool(p) // nothing more comes on it: it was fenced above
+			if p.state == PeerUp {
+				t.releasePool(p) // nothing more comes on it, and abandon fenced it above
+			} else {
+				// No fence was written (it is leaving, or we stop): what the
+				// pool holds could overtake what the native link carried.
+				t.teardownPool(p, why)
+			}
 		}
 	}
 	if p.state == PeerLeaving && len(p.links) == 0 {
