@@ -91,6 +91,7 @@ type conn struct {
 	q       [2][]msg
 	last    [2]peers.Time
 	pumping [2]bool
+	reset   bool // reset: nothing written from now on arrives
 }
 
 type callRec struct {
@@ -296,6 +297,7 @@ func (w *world) connsOf(in *inst) []*conn {
 // reset drops c: what is in flight is lost (if lose), and each live end
 // learns later that it ended.
 func (w *world) reset(c *conn, lose bool) {
+	c.reset = c.reset || lose
 	for i, e := range c.e {
 		if lose {
 			c.q[1-i] = nil
@@ -453,6 +455,9 @@ func (w *world) deliver(in *inst, e peers.Effect) {
 }
 
 func (w *world) push(c *conn, side int, m msg) {
+	if c.reset {
+		return
+	}
 	m.at = max(c.last[side], w.now+w.delay())
 	c.last[side] = m.at
 	c.q[side] = append(c.q[side], m)
