@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-etcd test-dns chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-jobs demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean
+.PHONY: test test-etcd test-dns chromium prometheus demo-observer test-chaos test-scale test-short test-protoactor test-kubernetes vet fmt-check lint staticcheck demo demo-patterns demo-cluster demo-grains demo-services demo-shop demo-jobs demo-protoactor failover fuzz fuzz-short bench-actor bench-remote bench-quick bench bench-budget bench-test tidy-check clean sim
 
 ## test: vet, gofmt check, staticcheck, a short run of every fuzzer, every test with -race (Consul tests against a real dev agent; the observer's browser test in headless Chromium and the metrics scrape test against a Prometheus server, each installed when missing), the protoactor bridge module's tests, the Kubernetes provider module's tests against a real kube-apiserver and etcd, the etcd provider module's against a real etcd, the DNS provider's against a real dnsmasq (installed when missing), then the chaos suite without its soak, then the job processor demo (exactly-once through a worker's SIGKILL)
 test: vet fmt-check lint fuzz-short chromium prometheus test-protoactor test-kubernetes test-etcd
@@ -123,6 +123,11 @@ demo-observer:
 ## failover: kill a node under 1,000 in-flight calls and show how they end
 failover:
 	$(GO) run ./examples/failover
+
+## sim: the remote core's deterministic simulator over 1,000,000 seeds (SIM_SEEDS), split over GOMAXPROCS workers; one summary line 'sim seeds=N failures=0 ...'; a failure prints the first failing seed's trace and exits non-zero (go test runs 10,000 seeds in make test)
+SIM_SEEDS ?= 1000000
+sim:
+	@$(GO) run ./remote/internal/sim/cmd/sim -seeds $(SIM_SEEDS)
 
 ## fuzz: run each fuzzer for FUZZTIME (default 1m): the frame decoder, the handshake (and its name checks), the whole inbound envelope (and the decode estimate), the node name rule
 FUZZTIME ?= 1m
