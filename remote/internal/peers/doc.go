@@ -32,7 +32,12 @@
 // exactly once: failed "not executed" if it was never written to a link
 // (CallQueued), "may have executed" if it was written (CallWritten) and
 // its link or incarnation died first, or "executed" when its reply is
-// read (Deliver of the reply). A reply for an ended call is a LateReply.
+// read (Deliver of the reply). A link of the peer's we closed uncleanly
+// may have carried replies to calls written on the others, and carries
+// them until the peer learns: such calls fail "may have executed" when
+// it closes, when the peer's fence naming it arrives, or, since the peer
+// may have no other link to us to write one on, a window after it
+// closed. A reply for an ended call is a LateReply.
 //
 // A pool is dialed (PoolBuilding), published once all its links are open
 // behind a barrier on the native link (PoolFencing: a ping written after

@@ -259,10 +259,11 @@ func (t *Table) frameRead(e FrameRead) {
 		delete(p.pending, c.id)
 		t.emit(Effect{Kind: EffDeliver, Link: l.id, Frame: f})
 	case FrameFence:
-		if slices.ContainsFunc(f.Links, func(id LinkID) bool { return slices.Contains(p.lost, id) }) {
+		named := func(ll lostLink) bool { return slices.Contains(f.Links, ll.id) }
+		if slices.ContainsFunc(p.lost, named) {
 			// It abandoned a link we had closed before reading it to
 			// the end: replies it wrote there are lost.
-			p.lost = slices.DeleteFunc(p.lost, func(id LinkID) bool { return slices.Contains(f.Links, id) })
+			p.lost = slices.DeleteFunc(p.lost, named)
 			t.failWritten(p, nil, ReasonLost)
 		}
 		for _, id := range f.Links {
@@ -334,7 +335,7 @@ func (t *Table) closeLink(l *link, why Reason, emitClose bool) {
 		if !l.outbound {
 			// It may write replies on it until it learns: its fence
 			// naming it says they were lost (FrameFence).
-			p.lost = append(p.lost, l.dialID)
+			p.lost = append(p.lost, lostLink{id: l.dialID, at: t.now})
 			if n := len(p.lost) - t.cfg.MaxAbandoned; n > 0 {
 				p.lost = append(p.lost[:0], p.lost[n:]...)
 			}
@@ -422,6 +423,22 @@ func (t *Table) tick() {
 		if l.state == LinkOpen && t.now-l.lastPing >= t.cfg.HeartbeatInterval {
 			l.pings++
 			t.write(l, Frame{Kind: FramePing})
+		}
+	}
+	// A peer writes replies on a link we closed until it learns (its
+	// reader ends, or the link falls silent for it), so calls written
+	// after we closed it may lose theirs too. Its fence naming the link
+	// says so, but it writes one only on another outbound link to us,
+	// and it may have none and dial none: the window bounds the wait.
+	for _, s := range t.slotList {
+		p := s.cur
+		if p == nil || p.state != PeerUp || len(p.lost) == 0 {
+			continue
+		}
+		expired := func(ll lostLink) bool { return t.now-ll.at > w }
+		if slices.ContainsFunc(p.lost, expired) {
+			p.lost = slices.DeleteFunc(p.lost, expired)
+			t.failWritten(p, nil, ReasonLost)
 		}
 	}
 }

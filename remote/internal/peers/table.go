@@ -115,10 +115,17 @@ type peer struct {
 	abandoned []LinkID
 	// dialed indexes its links to us by its id for them, until they end.
 	dialed map[LinkID]*link
-	// lost are its links to us (its ids) we closed before reading them
-	// to the end while it lived, at most MaxAbandoned.
-	lost []LinkID
+	// lost are its links to us we closed before reading them to the end
+	// while it lived, at most MaxAbandoned, each until its fence naming
+	// it arrives or the window passes.
+	lost []lostLink
 	pool *pool
+}
+
+// lostLink is a link of a peer to us (its id) we closed at at.
+type lostLink struct {
+	id LinkID
+	at Time
 }
 
 // call is a pending call, pinned to the incarnation that took it.

@@ -139,3 +139,51 @@ func TestNewerIncarnationSupersedes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A call written after we closed one of the peer's links to us (silent)
+// may have its reply written there: the peer writes on it until it
+// learns. Its fence naming that link would fail the call, but a peer
+// with no other link to us writes none, so the window ends the wait
+// (make sim: seed 517568).
+func TestCallWrittenAfterLostLinkFailsAtWindow(t *testing.T) {
+	tb := New(Config{Node: "a", Inc: 1, HeartbeatInterval: 10, HeartbeatMisses: 3})
+	l := upAndDial(t, tb)
+	tb.Step(DialDone{Link: l})
+	tb.Step(HelloRead{Link: l, Hello: Hello{Node: "b", Inc: 7, PoolSize: 2}})
+	tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FrameReply, Call: 1, CallerInc: 1}})
+	// b's pool link to us, which falls silent while the native one lives.
+	in := InboundBit | 1
+	tb.Step(Accepted{Link: in})
+	tb.Step(HelloRead{Link: in, Hello: Hello{Node: "b", Inc: 7, Role: RolePool, DialID: 5, PoolSize: 2}})
+	tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FramePing}})
+	tb.Step(Tick{Now: 20})
+	tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FramePing}})
+	fx := tb.Step(Tick{Now: 31})
+	if c := find(t, fx, EffClose); c.Link != in || c.Reason != ReasonSilent {
+		t.Fatalf("silent pool link: %v", fx)
+	}
+	fx = tb.Step(CallIssued{Call: 2, Sender: 1, Seq: 2, Node: "b", Inc: 7})
+	if w := find(t, fx, EffWrite); w.Link != l || w.Frame.Call != 2 {
+		t.Fatalf("call not written on the native link: %v", fx)
+	}
+	for now := Time(40); now <= 61; now += 7 {
+		tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FramePing}})
+		if fx = tb.Step(Tick{Now: now}); slices.Contains(kinds(fx), EffFailCall) {
+			t.Fatalf("failed within the window at %d: %v", now, fx)
+		}
+	}
+	tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FramePing}})
+	fx = tb.Step(Tick{Now: 62})
+	if e := find(t, fx, EffFailCall); e.Call != 2 || e.Class != MayHaveExecuted || e.Reason != ReasonLost {
+		t.Fatalf("call written after the lost link: %v", fx)
+	}
+	if slices.Contains(kinds(fx), EffClose) {
+		t.Fatalf("the native link closed: %v", fx)
+	}
+	// Later calls wait for their replies again.
+	tb.Step(CallIssued{Call: 3, Sender: 1, Seq: 3, Node: "b", Inc: 7})
+	tb.Step(FrameRead{Link: l, Frame: Frame{Kind: FramePing}})
+	if fx = tb.Step(Tick{Now: 90}); slices.Contains(kinds(fx), EffFailCall) {
+		t.Fatalf("a later call failed: %v", fx)
+	}
+}
