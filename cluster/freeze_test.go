@@ -48,6 +48,10 @@ func TestConsulFrozenOwnerLosesLease(t *testing.T) {
 	require.Equal(t, child.Name, r1.From)
 
 	require.NoError(t, child.Signal(syscall.SIGSTOP))
+	// The signal is delivered asynchronously: the child counts as frozen
+	// once the kernel says it is stopped (CI once had its get answered by
+	// the child right after the signal was sent).
+	eventually(t, "the owner stopped", 10*time.Second, child.Stopped)
 	frozen := time.Now()
 	// A send queued to the frozen owner: it must never be handled there
 	// once the owner wakes up without its lease.

@@ -142,6 +142,24 @@ func (c *Child) Kill() {
 // Signal sends sig without waiting.
 func (c *Child) Signal(sig syscall.Signal) error { return c.cmd.Process.Signal(sig) }
 
+// Stopped reports whether the child is stopped now (SIGSTOP), from its
+// state in /proc (Linux); false where that cannot be read. A signal is
+// delivered asynchronously: a test that freezes a child polls this before
+// it counts the child as frozen.
+func (c *Child) Stopped() bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(c.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses, the
+	// state follows the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'T' || b[i+2] == 't'
+}
+
 // Stop asks the child to stop gracefully (stdin closed) and waits; after
 // timeout it kills it.
 func (c *Child) Stop(timeout time.Duration) error {
