@@ -112,14 +112,14 @@ func killOwner(t *testing.T, base testnode.Options, ttl time.Duration) {
 	for _, id := range ids {
 		var r *testpb.Echo
 		var err error
-		for {
+		eventually(t, "a survivor takes "+id, 10*time.Second, func() bool {
 			r, err = RequestAs[*testpb.Echo](ctxT(t, 30*time.Second), pc, psys, "account", id, echo("get", 0))
-			if err == nil || actor.Outcome(err) != actor.NotExecuted || time.Since(killed) > 10*time.Second {
-				break
+			if err != nil && actor.Outcome(err) == actor.NotExecuted {
+				t.Logf("%s: %v (retrying)", id, err)
+				return false
 			}
-			t.Logf("%s: %v (retrying)", id, err)
-			time.Sleep(10 * time.Millisecond) // retry pacing, not synchronisation
-		}
+			return true
+		})
 		require.NoError(t, err, "%s", id)
 		require.NotEqual(t, victim.Name, r.From)
 		require.NotEqual(t, acts[id], r.Text)
