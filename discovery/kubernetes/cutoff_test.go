@@ -66,11 +66,7 @@ func TestCutOffAlone(t *testing.T) {
 	if code, body := c.get("/call?node=watcher"); code == http.StatusOK {
 		t.Fatalf("x called the watcher after it was declared dead: %s", body)
 	}
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("x, declared dead by the cluster, still runs")
-	}
+	c.exits(t, 10*time.Second, "x, declared dead by the cluster, stops")
 }
 
 // renewTime is the renewal time of node's lease.

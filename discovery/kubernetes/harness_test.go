@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -319,6 +320,8 @@ type child struct {
 	inc              uint64
 	cmd              *exec.Cmd
 	done             chan struct{}
+	// stderr is the child's log; read it only once done is closed.
+	stderr *bytes.Buffer
 }
 
 type childOpts struct {
@@ -345,12 +348,12 @@ func (e *env) childVia(name, kc string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{}), stderr: stderr}
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -377,6 +380,26 @@ func (e *env) childVia(name, kc string) (*child, error) {
 	}
 }
 
+// exits waits up to within for the child to exit by itself. If it does
+// not, it is made to dump its goroutines (SIGQUIT) and the test fails with
+// that and its log: a node that should have stopped and hangs says where.
+func (c *child) exits(t *testing.T, within time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-c.done:
+		return
+	case <-time.After(within):
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGCONT)
+	_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.kill()
+	}
+	t.Fatalf("%s: %s did not exit within %v; its log and goroutines:\n%s", what, c.name, within, c.stderr.String())
+}
+
 func (c *child) kill() {
 	_ = c.cmd.Process.Signal(syscall.SIGCONT)
 	_ = c.cmd.Process.Kill()
@@ -401,7 +424,10 @@ func runChild(raw string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	sys, err := actor.Start(actor.Config{Name: o.Name, Logger: actor.DiscardLogger()})
+	// The child's log (the runtime's and the provider's, Info and up)
+	// goes to stderr, which a failing test prints (child.exits).
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	sys, err := actor.Start(actor.Config{Name: o.Name, Logger: log})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -414,7 +440,7 @@ func runChild(raw string) int {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	p, err := k8sdisc.New(k8sdisc.Config{Namespace: o.Namespace, LabelSelector: selector, PodName: o.Pod, Kubeconfig: o.Kubeconfig, LeaseTTL: ttl, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond})
+	p, err := k8sdisc.New(k8sdisc.Config{Logger: log, Namespace: o.Namespace, LabelSelector: selector, PodName: o.Pod, Kubeconfig: o.Kubeconfig, LeaseTTL: ttl, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

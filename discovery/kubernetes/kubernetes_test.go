@@ -84,11 +84,7 @@ func TestThreeNodesNotReadyAndDeleted(t *testing.T) {
 			return ok
 		})
 		// The node learns it was declared dead and stops.
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("pod %s: the node did not stop itself", how)
-		}
+		c.exits(t, 10*time.Second, "pod "+how+": the node stops itself")
 	}
 }
 
@@ -115,11 +111,7 @@ func TestFrozenAndRestarted(t *testing.T) {
 	}
 	// Thawed, it finds itself declared dead and stops.
 	_ = c.cmd.Process.Signal(syscall.SIGCONT)
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the thawed node did not stop itself")
-	}
+	c.exits(t, 15*time.Second, "the thawed node stops itself")
 	// The pod is replaced: same name, new UID, a new process.
 	e.deletePod("f-1")
 	e.pod("f-1", true)

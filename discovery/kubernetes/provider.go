@@ -134,6 +134,9 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	}
 	p.podUID = string(pod.UID)
 	p.lease = leaseName(p.cfg.LeasePrefix, self.Node)
+	// The lease's renewal time is no earlier than written: the renewer
+	// counts its gap from there, not from when its goroutine first runs.
+	written := time.Now()
 	if err := p.publish(ctx, self, true); err != nil {
 		return err
 	}
@@ -149,7 +152,7 @@ func (p *Provider) Start(ctx context.Context, self discovery.Member, notify func
 	watCtx, p.stopWat = context.WithCancel(context.Background())
 	ntfCtx, p.abortNtf = context.WithCancel(context.Background())
 	p.renewerDone, p.watcherDone, p.notifierDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go p.runRenewer(renCtx, self)
+	go p.runRenewer(renCtx, self, written)
 	go p.runWatcher(watCtx)
 	go func() {
 		defer close(p.notifierDone)

@@ -25,26 +25,34 @@ var (
 	errBlind = errors.New("the watch shows no renewals")
 )
 
-// runRenewer renews self's lease every RenewEvery and publishes Update
-// requests. If its own clock shows it did not run for LeaseTTL (the
-// process was frozen), the lease has expired and others reported this
-// incarnation down: it declares itself dead instead of renewing. Failed
+// runRenewer renews self's lease at once, then every RenewEvery, and
+// publishes Update requests. If its own clock shows it did not run for
+// LeaseTTL since the last renewal it wrote (written, at first: the
+// registration), the process was frozen, the lease has expired and others
+// reported this incarnation down: it declares itself dead instead of
+// renewing. That holds for a freeze before this goroutine first ran, too:
+// counting from its own start, a node frozen right after registering
+// would renew once thawed, its watch relisted blind to its own expiry,
+// and it would never learn the cluster had buried it. Failed
 // renewals do not kill it, however long they fail: the whole cluster may
 // be cut off alike (an apiserver restart, after which the apiserver even
 // answers Forbidden for a moment, its RBAC cache not yet filled), and the
 // view stands meanwhile (see view.sight).
-func (p *Provider) runRenewer(ctx context.Context, self discovery.Member) {
+func (p *Provider) runRenewer(ctx context.Context, self discovery.Member, written time.Time) {
 	defer close(p.renewerDone)
 	t := time.NewTicker(p.cfg.RenewEvery)
 	defer t.Stop()
-	last := time.Now()
+	last := written
 	lastOK := last
 	fails := 0
+	now := make(chan struct{}, 1)
+	now <- struct{}{} // the first renewal: at once
 	for {
 		var req *updateReq
 		select {
 		case <-ctx.Done():
 			return
+		case <-now:
 		case <-t.C:
 		case r := <-p.updates:
 			req = &r
