@@ -29,6 +29,11 @@
 // incarnation that took it and to the path it was sent on; it fails the
 // moment that link closes or misses HeartbeatMisses heartbeats, discovery
 // reports the incarnation down, or the peer shows up as a new incarnation.
+// Its reply may come back on another of the peer's links (through the
+// peer's own pool): a link of the peer's that ends before it was read to
+// the end (closed as silent, say) fails every call that left, and one the
+// peer dialed fails those that leave until the peer has learned (its
+// fence naming the link, or a heartbeat window and an interval later).
 // The error says whether the work may have run: actor.ErrNotSent (it
 // never left this process) or actor.ErrNodeDown (it did). A ctx deadline
 // travels with the call as an absolute time (the nodes' clocks must be

@@ -480,6 +480,7 @@ func (n *Node) inReply(l *link, el *wire.Element) {
 func (n *Node) inControl(l *link, c *wire.Control) {
 	switch c.Op {
 	case wire.CtlFence:
+		l.peer.fencedLost(c.Links) // lostreply.go
 		l.awaitFenced(c.Links)
 	case wire.CtlIdleClose:
 		n.onIdleClose(l) // idle.go

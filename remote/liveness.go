@@ -42,7 +42,9 @@ func (n *Node) livenessLoop() {
 func (n *Node) checkLinks(now time.Time) {
 	interval := n.cfg.Liveness.HeartbeatInterval
 	silentLimit := interval * time.Duration(n.cfg.Liveness.HeartbeatMisses)
+	lostWait := n.cfg.lostWait()
 	for _, p := range n.livePeers() {
+		p.expireLost(now, lostWait) // lostreply.go
 		p.mu.Lock()
 		links := make([]*link, 0, len(p.links))
 		for l := range p.links {

@@ -26,6 +26,9 @@ type path interface {
 	// process. A pooled call still queued is abandoned by the question
 	// (its proxy will never write it), so that "no" stays true.
 	wasSent(pc *pendingCall) bool
+	// left reports whether pc, pushed on this path, may have left this
+	// process, asking nothing of it (lostreply.go).
+	left(pc *pendingCall) bool
 	// mayRun reports, when pc's caller gives up, whether the call can
 	// still run on the peer.
 	mayRun(pc *pendingCall) bool
@@ -79,6 +82,8 @@ func (pl *pubPool) wasSent(pc *pendingCall) bool {
 	return pc.state.Load() == callSent
 }
 
+func (pl *pubPool) left(pc *pendingCall) bool { return pc.state.Load() == callSent }
+
 func (pl *pubPool) mayRun(pc *pendingCall) bool { return pl.wasSent(pc) }
 
 func (pl *pubPool) cancelCall(*wire.Element) bool { return false }
@@ -118,6 +123,8 @@ func (l *link) wasSent(pc *pendingCall) bool {
 	seq := pc.seq.Load()
 	return seq != 0 && l.flushed.Load() >= seq
 }
+
+func (l *link) left(pc *pendingCall) bool { return l.wasSent(pc) }
 
 // mayRun: a frame in the link's buffer will be written unless the link
 // dies, so enqueued counts.

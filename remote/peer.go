@@ -50,6 +50,10 @@ type peer struct {
 	// while it lived (supersede.go).
 	dialed    map[uint64]*link
 	abandoned []uint64
+	// lost are its links to us we saw end unread while it lived, at most
+	// maxAbandoned, until its fence naming one arrives or it has learned
+	// (lostreply.go).
+	lost []lostLink
 	// inWatches are the watches it holds on our actors (prune.go).
 	inWatches map[watchKey]struct{}
 }
@@ -288,6 +292,9 @@ func (n *Node) linkDown(l *link, reason error) {
 	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {
 		n.stats.failedByLiveness.Add(uint64(failed))
+	}
+	if !gone && endedUnread(l, reason) {
+		p.lostUnread(l, reason) // replies to calls sent on other links may have been lost on it (lostreply.go)
 	}
 	if wasOut && !gone {
 		// Remote watches were registered over this link: the peer can no
