@@ -39,9 +39,6 @@ func newLogicalClock() *logicalClock {
 	return c
 }
 
-// now is the clock's time.
-func (c *logicalClock) now() time.Time { return time.Unix(0, c.ns.Load()) }
-
 // advance moves the clock by d and runs a liveness step at the new time
 // on each of its nodes that has not stopped. It returns the new time.
 func (c *logicalClock) advance(d time.Duration) time.Time {
