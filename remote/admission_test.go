@@ -95,6 +95,11 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 // hand their replies on, and the reader waiting for admission is waiting
 // on the peer, not on this node: liveness closes the link after the
 // heartbeat window and everything it held is released.
+//
+// On the wall clock: the good peer's heartbeats, real network traffic,
+// keep its link up beside the deaf one; a logical clock stepped until the
+// deaf link closed would outrun them. The test bounds nothing by the
+// window: the link closes within waitFor's deadline.
 func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	const bound = 256
 	hb := Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 5}}

@@ -23,7 +23,10 @@ import (
 func TestLinksThatFenceEachOtherAreClosedAfterTheWindow(t *testing.T) {
 	const links = 401
 	// The raw links say nothing: the window must outlast registering all
-	// 401 of them, which takes seconds on a loaded machine.
+	// 401 of them, which takes seconds on a loaded machine. On the wall
+	// clock, not a logical one: the links end by two clocks together, the
+	// fence's wait (a real timer, supersede.go) and liveness closing the
+	// silent ones once no fence holds their reader.
 	hb := Config{Liveness: Liveness{HeartbeatInterval: time.Second, HeartbeatMisses: 4}, Limits: Limits{MaxLinksPerPeer: 1000}}
 	_, victim, logs := startNode(t, "victim", hb)
 	good, gn, _ := startNode(t, "good", Config{Liveness: Liveness{HeartbeatInterval: hb.Liveness.HeartbeatInterval, HeartbeatMisses: hb.Liveness.HeartbeatMisses}})

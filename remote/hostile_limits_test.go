@@ -142,6 +142,10 @@ func (n *Node) peerOf(t *testing.T, name string) *peer {
 // liveness closed nothing. Before: only a reader delivering into a
 // mailbox (or waiting on this node) counted as busy, so a reader busy on
 // a frame was closed as silent after the window.
+//
+// On the wall clock, not a logical one: what is tested is real CPU work
+// outlasting the window, so the window is calibrated against the time
+// the batch really takes, and the liveness loop must run meanwhile.
 func TestAReaderWorkingThroughOneFrameIsNotSilent(t *testing.T) {
 	const replies = 6_000_000
 	entry := []byte{byte(wire.KindReply), 0, 0, 0, 4, 0, byte(wire.StatusError), 0, 0} // id 0: no call

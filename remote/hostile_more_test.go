@@ -139,6 +139,12 @@ func TestWrongCookieRefusalIsLoggedByTheServer(t *testing.T) {
 // TestRandomBytesAfterTheHandshake: authenticated peers that then send
 // random bytes. Each link is closed with a logged reason (a bad length,
 // kind or body), the node never panics, and keeps serving others.
+//
+// On the wall clock: a link whose junk parses as the start of a frame is
+// closed by silence within assertClosedByPeer's 10 s, whatever the
+// window; no assertion is bounded by it. On a logical clock stepped until
+// such a link closed, the steps would outrun the good peer's real
+// heartbeats and close its link as silent too.
 func TestRandomBytesAfterTheHandshake(t *testing.T) {
 	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond}, Limits: Limits{MaxFrameSize: 1 << 20}})
 	good, goodNode, _ := startNode(t, "good", Config{})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/testing/testpb"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 )
 
 // TestMain (goleak, child nodes) is in remote_test.go: one per binary.
@@ -32,27 +30,11 @@ func soon() time.Time { return time.Now().Add(5 * time.Second) }
 // admitAll admits every client that proved the cookie.
 func admitAll(*wire.Hello) *wire.Refusal { return nil }
 
-// startNode starts an in-process node with the echo function.
+// startNode starts an in-process node with the echo function, on the
+// wall clock (startNodeAt: on a logical one).
 func startNode(t *testing.T, name string, cfg Config) (*actor.System, *Node, *logSink) {
 	t.Helper()
-	logs := &logSink{}
-	sys, err := actor.Start(actor.Config{Name: name, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	require.NoError(t, err)
-	require.NoError(t, sys.RegisterTypes(&testpb.Echo{}))
-	require.NoError(t, sys.Register("echo", func(_ context.Context, arg proto.Message) (proto.Message, error) {
-		return &testpb.Echo{Text: "echo " + arg.(*testpb.Echo).Text}, nil
-	}))
-	if cfg.Cookie == "" {
-		cfg.Cookie = testCookie
-	}
-	n, err := Start(context.Background(), sys, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, sys.Stop(ctx))
-	})
-	return sys, n, logs
+	return startNodeAt(t, name, cfg, nil)
 }
 
 // rawPeer completes a real handshake with n and returns the connection,
@@ -231,8 +213,15 @@ func TestVersionMismatchRefusedWithReason(t *testing.T) {
 	require.Empty(t, d.B)
 }
 
+// TestMissedHeartbeatsKillTheLink: a peer that says nothing after the
+// handshake. On the caller's logical clock, stepped every quarter
+// interval as its liveness loop would be, the link is kept while it has
+// been silent for the whole window (HeartbeatMisses intervals) and
+// closed one nanosecond later, failing the call pinned to it.
 func TestMissedHeartbeatsKillTheLink(t *testing.T) {
-	caller, callerNode, _ := startNode(t, "caller", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}})
+	const iv, misses = 50 * time.Millisecond, 3
+	clk := newLogicalClock()
+	caller, callerNode, _ := startNodeAt(t, "caller", Config{Liveness: Liveness{HeartbeatInterval: iv, HeartbeatMisses: misses}}, clk)
 	// A peer that completes the handshake and then says nothing at all:
 	// a frozen process, as far as the caller can tell.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -252,20 +241,39 @@ func TestMissedHeartbeatsKillTheLink(t *testing.T) {
 	require.NoError(t, callerNode.Connect(context.Background(), "frozen", ln.Addr().String()))
 	conn := <-accepted
 	defer conn.Close()
-	start := time.Now()
-	_, err = caller.Call(context.Background(), "frozen", "echo", &testpb.Echo{})
-	elapsed := time.Since(start)
-	require.ErrorIs(t, err, actor.ErrNodeDown)
-	require.Contains(t, err.Error(), "missed 3 heartbeats")
-	t.Logf("call failed after %v (heartbeat 50ms x 3)", elapsed)
-	require.Less(t, elapsed, 2*time.Second)
-	// Counted for the read side: one silent link; more than 3 intervals
-	// passed unheard, the first a grace, so at least 2 heartbeats missed.
+	failed := make(chan error, 1)
+	go func() {
+		_, err := caller.Call(context.Background(), "frozen", "echo", &testpb.Echo{})
+		failed <- err
+	}()
+	waitFor(t, "the call pending", func() bool { return callerNode.Stats().Pending == 1 })
+
+	// Silent for exactly the window: kept. Each interval after the first
+	// (a grace) counts one heartbeat missed.
+	for range 4 * misses {
+		clk.advance(iv / 4)
+	}
 	st := callerNode.Stats()
-	require.Equal(t, uint64(1), st.LinksSilent)
+	require.Zero(t, st.LinksSilent, "closed before the window passed")
+	require.Equal(t, uint64(misses-1), st.HeartbeatsMissed)
+	select {
+	case err := <-failed:
+		t.Fatalf("the call failed before the window passed: %v", err)
+	default:
+	}
+
+	clk.advance(time.Nanosecond)
+	st = callerNode.Stats()
+	require.Equal(t, uint64(1), st.LinksSilent, "one silent link, closed")
 	require.Zero(t, st.LinksStalled)
-	require.GreaterOrEqual(t, st.HeartbeatsMissed, uint64(2))
-	require.LessOrEqual(t, st.HeartbeatsMissed, uint64(3))
+	require.Equal(t, uint64(misses-1), st.HeartbeatsMissed)
+	select {
+	case err := <-failed:
+		require.ErrorIs(t, err, actor.ErrNodeDown)
+		require.Contains(t, err.Error(), "missed 3 heartbeats")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call pinned to the silent link did not fail")
+	}
 }
 
 func TestTLSLinks(t *testing.T) {
@@ -418,9 +426,17 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	testutil.Eventually(t, what, cond)
 }
 
+// TestABusyReaderIsNotAMissedHeartbeat: b's reader waits delivering into
+// a full mailbox while b's logical clock moves ten heartbeat intervals,
+// stepped as its loop would: the link is busy, not silent, and stays.
+// a's clock stands still (its liveness is not under test), so a sends b
+// nothing meanwhile: were the busy reader not counted as heard from, the
+// link would close after three intervals.
 func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
-	hb := Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}}
-	bsys, b, _ := startNode(t, "b", hb)
+	const iv, misses = 50 * time.Millisecond, 3
+	hb := Config{Liveness: Liveness{HeartbeatInterval: iv, HeartbeatMisses: misses}}
+	clk := newLogicalClock()
+	bsys, b, _ := startNodeAt(t, "b", hb, clk)
 	release := make(chan struct{})
 	var got atomic.Int64
 	// A mailbox of one that blocks: b's link reader waits in delivery.
@@ -431,18 +447,21 @@ func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
 		}
 	}).WithMailbox(1, actor.Block), "slow")
 	require.NoError(t, err)
-	asys, a, _ := startNode(t, "a", hb)
+	asys, a, _ := startNodeAt(t, "a", hb, newLogicalClock())
 	require.NoError(t, a.Connect(context.Background(), "b", b.Addr()))
 	for range 20 {
 		asys.SendNamed("b", "slow", &testpb.Echo{})
 	}
-	// Ten heartbeat windows with b's reader blocked: the peer is fine.
-	deadline := time.Now().Add(500 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		require.Zero(t, b.Stats().FailedByLiveness)
-		require.GreaterOrEqual(t, a.Stats().Links, 1, "a still has its link to b")
-		time.Sleep(20 * time.Millisecond)
+	l := onlyLink(t, b, "a")
+	waitFor(t, "b's reader waits delivering", l.dispatching.Load)
+	for range 40 {
+		clk.advance(iv / 4)
+		require.False(t, l.isClosed(), "a busy link was closed")
 	}
+	st := b.Stats()
+	require.Zero(t, st.LinksSilent)
+	require.Zero(t, st.HeartbeatsMissed)
+	require.Zero(t, st.FailedByLiveness)
 	close(release)
 	waitFor(t, "all 20 delivered", func() bool { return got.Load() == 20 })
 }
@@ -450,13 +469,19 @@ func TestABusyReaderIsNotAMissedHeartbeat(t *testing.T) {
 // A peer that floods pings and never reads: our reader blocks writing
 // pongs (they are never dropped), then the peer falls silent. That is
 // silence, not a busy reader: liveness must close the link.
+//
+// On the victim's logical clock: it stands still while the flood runs, so
+// no link goes silent however long the flood takes; then it moves.
 func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
-	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}, LinkBufferBytes: 4096})
+	const iv, misses = 50 * time.Millisecond, 3
+	clk := newLogicalClock()
+	_, victim, logs := startNodeAt(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: iv, HeartbeatMisses: misses}, LinkBufferBytes: 4096}, clk)
 	conn := rawPeer(t, victim, testCookie)
 	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
 	pings := bytes.Repeat([]byte{0, 0, 0, 1, byte(wire.KindPing)}, 64<<10)
 	// Write until the node stops taking pings (its reader is blocked on a
-	// pong) or the link is closed; both end the flood.
+	// pong): the kernel's buffers fill and a write makes no progress for
+	// its deadline (real time: the kernel's behaviour, not the node's).
 	sent := 0
 	for sent < 64<<20 {
 		_ = conn.SetWriteDeadline(time.Now().Add(500 * time.Millisecond))
@@ -467,5 +492,13 @@ func TestAReaderBlockedOnPongsToAPeerThatStoppedReadingIsSilence(t *testing.T) {
 		}
 	}
 	t.Logf("wrote %d KiB of pings without reading a pong", sent>>10)
-	waitFor(t, "the silent link closed", func() bool { return strings.Contains(logs.String(), "missed 3 heartbeats") })
+	// Step the clock as the loop would until the link closes: once the
+	// reader stops (on a pong it has no room for, or on bytes that no
+	// longer come) it is silent, and a window later it is closed. Were a
+	// reader blocked on a pong counted busy, no step would close it.
+	waitFor(t, "the silent link closed", func() bool {
+		clk.advance(iv / 4)
+		return victim.Stats().LinksSilent == 1
+	})
+	waitFor(t, "the reason logged", func() bool { return strings.Contains(logs.String(), "missed 3 heartbeats") })
 }

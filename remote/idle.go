@@ -54,7 +54,7 @@ import (
 var idleCloseFrame = []byte{0, 0, 0, 2, byte(wire.KindControl), byte(wire.CtlIdleClose)}
 
 // closeIdleLinks closes the native outbound links idle for
-// LinkIdleTimeout (the liveness loop calls it with its tick's time).
+// LinkIdleTimeout (each liveness step calls it with its time: tick).
 func (n *Node) closeIdleLinks(now time.Time) {
 	timeout := n.cfg.Liveness.LinkIdleTimeout
 	if timeout <= 0 {

@@ -20,22 +20,38 @@ import (
 )
 
 // idleNodes is b, and a whose discovery lists b: a's links to b are
-// dialed for traffic.
+// dialed for traffic. Both run on one logical clock (clk): links go idle
+// when the test moves it, never on their own.
 type idleNodes struct {
 	asys, bsys   *actor.System
 	a, b         *Node
 	alogs, blogs *logSink
+	clk          *logicalClock
+}
+
+// idleLiveness is cfg with a heartbeat interval of an hour unless it
+// sets one: liveness is not under test here, and the idle checks move
+// the clock by minutes, which on the default window of 3 s would make
+// links silent before their pongs came (the clock does not wait for the
+// network).
+func idleLiveness(cfg Config) Config {
+	if cfg.Liveness.HeartbeatInterval == 0 {
+		cfg.Liveness.HeartbeatInterval = time.Hour
+	}
+	return cfg
 }
 
 func startIdleNodes(t *testing.T, cfg Config) *idleNodes {
 	t.Helper()
-	bsys, b, blogs := startNode(t, "b", cfg)
+	cfg = idleLiveness(cfg)
+	clk := newLogicalClock()
+	bsys, b, blogs := startNodeAt(t, "b", cfg, clk)
 	disc := &scriptedDiscovery{}
 	acfg := cfg
 	acfg.Discovery = disc
-	asys, a, alogs := startNode(t, "a", acfg)
+	asys, a, alogs := startNodeAt(t, "a", acfg, clk)
 	disc.notify(discovery.Event{Type: discovery.MemberUp, Member: discovery.Member{Node: "b", Incarnation: bsys.Incarnation(), Addr: b.Addr()}})
-	return &idleNodes{asys: asys, bsys: bsys, a: a, b: b, alogs: alogs, blogs: blogs}
+	return &idleNodes{asys: asys, bsys: bsys, a: a, b: b, alogs: alogs, blogs: blogs, clk: clk}
 }
 
 // call calls b's echo from a.
@@ -51,24 +67,17 @@ func (x *idleNodes) outLink() *link {
 	return l
 }
 
-// forceIdle runs n's idle check as if an hour had passed (since now, and
-// since the latest time an earlier forced check noted), twice
-// LinkIdleTimeout apart: the first notes what the links carried, the
-// second finds them idle since.
-func forceIdle(n *Node) {
-	at := time.Now()
-	for _, p := range n.livePeers() {
-		p.mu.Lock()
-		for l := range p.links {
-			if since := time.Unix(0, l.idleSince.Load()); since.After(at) {
-				at = since
-			}
-		}
-		p.mu.Unlock()
+// forceIdle moves the clock by a's LinkIdleTimeout twice (the default
+// when a's is negative: never idle), a liveness step on each node after
+// each: the first notes what the links carried, the second finds them
+// idle since, unless something keeps them.
+func (x *idleNodes) forceIdle() {
+	d := x.a.cfg.Liveness.LinkIdleTimeout
+	if d <= 0 {
+		d = DefaultLiveness().LinkIdleTimeout
 	}
-	at = at.Add(time.Hour)
-	n.closeIdleLinks(at)
-	n.closeIdleLinks(at.Add(n.cfg.Liveness.LinkIdleTimeout))
+	x.clk.advance(d)
+	x.clk.advance(d)
 }
 
 // inboundFrom counts n's live links that node dialed.
@@ -122,7 +131,7 @@ func requireKeptOpen(t *testing.T, x *idleNodes, why string) {
 	t.Helper()
 	l := x.outLink()
 	require.NotNil(t, l, "linked before the check")
-	forceIdle(x.a)
+	x.forceIdle()
 	require.Zero(t, x.a.Stats().LinksIdleClosed, "%s: not closed", why)
 	require.Same(t, l, x.outLink(), "%s: the same link, open", why)
 	require.False(t, l.writeClosed())
@@ -149,7 +158,7 @@ func idleCloseAndRedial(t *testing.T, cfg Config) {
 	require.NotNil(t, l1)
 	require.Equal(t, 1, inboundFrom(x.b, "a"))
 
-	forceIdle(x.a)
+	x.forceIdle()
 	require.Equal(t, uint64(1), x.a.Stats().LinksIdleClosed)
 	require.Nil(t, x.outLink(), "a's out link is no longer used")
 	waitFor(t, "a's idle link ended", func() bool {
@@ -219,7 +228,7 @@ func TestAnIdleCloseFencesTheNextLinkBehindIt(t *testing.T) {
 	held := sendFrames(t, l1, s.PID(), 3, 4, 5)
 	waitFor(t, "3, 4, 5 written to the held connection", func() bool { return conn.Buffered() == held })
 
-	forceIdle(x.a)
+	x.forceIdle()
 	require.Equal(t, uint64(1), x.a.Stats().LinksIdleClosed)
 	waitFor(t, "the idle-close frame written after them", func() bool { return conn.Buffered() == held+len(idleCloseFrame) })
 
@@ -309,7 +318,7 @@ func TestAnIdleLinkIsKeptWhileSomethingIsPinnedToIt(t *testing.T) {
 	})
 
 	// Nothing pinned any more: it closes.
-	forceIdle(x.a)
+	x.forceIdle()
 	require.Equal(t, uint64(1), x.a.Stats().LinksIdleClosed)
 	require.Nil(t, x.outLink())
 	x.call(t)
@@ -320,10 +329,11 @@ func TestAnIdleLinkIsKeptWhileSomethingIsPinnedToIt(t *testing.T) {
 // when LinkIdleTimeout is negative are never closed idle.
 func TestLinksKeptOpenWhateverTheirIdleTime(t *testing.T) {
 	t.Run("a seed", func(t *testing.T) {
-		bsys, b, _ := startNode(t, "b", Config{})
-		asys, a, _ := startNode(t, "a", Config{Seeds: []string{"b=" + b.Addr()}})
+		clk := newLogicalClock()
+		bsys, b, _ := startNodeAt(t, "b", idleLiveness(Config{}), clk)
+		asys, a, _ := startNodeAt(t, "a", idleLiveness(Config{Seeds: []string{"b=" + b.Addr()}}), clk)
 		waitFor(t, "a linked to its seed", func() bool { return outLinked(a, "b") == bsys.Incarnation() })
-		x := &idleNodes{asys: asys, bsys: bsys, a: a, b: b}
+		x := &idleNodes{asys: asys, bsys: bsys, a: a, b: b, clk: clk}
 		x.call(t)
 		requireKeptOpen(t, x, "a seed")
 	})
@@ -334,11 +344,12 @@ func TestLinksKeptOpenWhateverTheirIdleTime(t *testing.T) {
 		requireKeptOpen(t, x, "Connect")
 	})
 	t.Run("not listed by discovery", func(t *testing.T) {
-		bsys, b, _ := startNode(t, "b", Config{})
-		asys, a, _ := startNode(t, "a", Config{})
+		clk := newLogicalClock()
+		bsys, b, _ := startNodeAt(t, "b", idleLiveness(Config{}), clk)
+		asys, a, _ := startNodeAt(t, "a", idleLiveness(Config{}), clk)
 		// b dials a: a learns b's address from its hello, and dials it back.
 		require.NoError(t, b.Connect(idleCtx(t, 5*time.Second), "a", a.Addr()))
-		x := &idleNodes{asys: asys, bsys: bsys, a: a, b: b}
+		x := &idleNodes{asys: asys, bsys: bsys, a: a, b: b, clk: clk}
 		x.call(t)
 		requireKeptOpen(t, x, "not listed")
 	})
@@ -350,24 +361,26 @@ func TestLinksKeptOpenWhateverTheirIdleTime(t *testing.T) {
 }
 
 // TestOrderAndNoLossAcrossIdleCloses: senders send to b with pauses
-// longer than the idle time now and then, so their links close between
-// their messages (and sometimes while one is being sent). Every send is
-// delivered, in each sender's order, and nothing is dropped or failed.
+// longer than the idle time now and then (the pausing sender moves the
+// logical clock past the idle time, a liveness step on each side), so
+// their links close between their messages (and sometimes while another
+// sender's is being sent). Every send is delivered, in each sender's
+// order, and nothing is dropped or failed.
 func TestOrderAndNoLossAcrossIdleCloses(t *testing.T) {
 	orderAcrossIdleCloses(t, false)
 }
 
 // TestOrderAndNoLossWhileIdleClosesRaceSenders: as above, while another
-// goroutine runs the idle check over and over as if the timeout had
-// passed, so that links close between any two messages: in the middle of
-// a sender's stream, racing its writes and its calls.
+// goroutine moves the clock past the idle time over and over, so that
+// links close between any two messages: in the middle of a sender's
+// stream, racing its writes and its calls.
 func TestOrderAndNoLossWhileIdleClosesRaceSenders(t *testing.T) {
 	orderAcrossIdleCloses(t, true)
 }
 
 func orderAcrossIdleCloses(t *testing.T, hammer bool) {
 	const senders, each = 3, 80
-	cfg := Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 20, LinkIdleTimeout: 20 * time.Millisecond}}
+	cfg := Config{Liveness: Liveness{LinkIdleTimeout: 20 * time.Millisecond}}
 	x := startIdleNodes(t, cfg)
 	stop := make(chan struct{})
 	var hammering sync.WaitGroup
@@ -379,7 +392,7 @@ func orderAcrossIdleCloses(t *testing.T, hammer bool) {
 					return
 				default:
 				}
-				forceIdle(x.a)
+				x.forceIdle()
 				time.Sleep(time.Millisecond) // a pace, not a synchronisation
 			}
 		})
@@ -401,32 +414,65 @@ func orderAcrossIdleCloses(t *testing.T, hammer bool) {
 	}).WithMailbox(1, actor.Block), "order")
 	require.NoError(t, err)
 	var calls atomic.Int64
-	var wg sync.WaitGroup
+	// Without the hammer the senders send in rounds, and between two
+	// rounds the clock moves past the idle time: the link closes then,
+	// every time (nothing is pinned to it: each call has returned), and
+	// the next round dials a new one. With the hammer, one round, paced.
+	rounds := 10
+	if hammer {
+		rounds = 1
+	}
+	per := int64(each / rounds)
 	pids := make([]actor.PID, senders)
+	ss := make([]*actor.Sender, senders)
+	rs := make([]*rand.Rand, senders)
 	for i := range senders {
-		s := x.asys.NewSender()
-		pids[i] = s.PID()
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(i), 18))
-			for n := range int64(each) {
-				s.SendNamed("b", "order", &testpb.Echo{N: n})
-				if r.IntN(8) == 0 { // now and then a call too, on the same path
-					if _, err := s.Call(context.Background(), "b", "echo", &testpb.Echo{}); err == nil {
-						calls.Add(1)
-					} else {
-						t.Errorf("call: %v", err)
+		ss[i] = x.asys.NewSender()
+		pids[i] = ss[i].PID()
+		rs[i] = rand.New(rand.NewPCG(uint64(i), 18))
+	}
+	for round := range int64(rounds) {
+		var wg sync.WaitGroup
+		for i := range senders {
+			s, r := ss[i], rs[i]
+			wg.Go(func() {
+				for n := round * per; n < (round+1)*per; n++ {
+					s.SendNamed("b", "order", &testpb.Echo{N: n})
+					if r.IntN(8) == 0 { // now and then a call too, on the same path
+						if _, err := s.Call(context.Background(), "b", "echo", &testpb.Echo{}); err == nil {
+							calls.Add(1)
+						} else {
+							t.Errorf("call: %v", err)
+						}
+					}
+					if !hammer {
+						continue
+					}
+					// A pace, not a synchronisation: now and then a pause
+					// in which the hammer's steps find the links quiet.
+					switch r.IntN(3) {
+					case 0:
+						time.Sleep(time.Duration(30+r.IntN(50)) * time.Millisecond)
+					case 1:
+						time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond)
 					}
 				}
-				switch r.IntN(3) {
-				case 0: // longer than the idle time: the link may close
-					time.Sleep(time.Duration(30+r.IntN(50)) * time.Millisecond)
-				case 1:
-					time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond)
-				}
-			}
+			})
+		}
+		wg.Wait()
+		if hammer {
+			continue
+		}
+		waitFor(t, "a's link to b up, its dial done", func() bool {
+			x.a.mu.Lock()
+			s := x.a.slots["b"]
+			dialed := s != nil && s.dialing == nil
+			x.a.mu.Unlock()
+			return dialed && x.outLink() != nil
 		})
+		x.forceIdle()
+		require.Equal(t, uint64(round+1), x.a.Stats().LinksIdleClosed, "round %d: the link closed idle between the senders' messages", round)
 	}
-	wg.Wait()
 	close(stop)
 	hammering.Wait()
 	waitFor(t, "every send delivered", func() bool {

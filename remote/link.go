@@ -7,7 +7,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
@@ -52,12 +51,12 @@ type link struct {
 	cancel      context.CancelFunc
 	wake        chan struct{} // one slot: the writer has work
 	flushed     atomic.Uint64 // frames whose write has begun (may have left)
-	lastRead    atomic.Int64  // unix ns of the last check that saw new frames (liveness loop)
+	lastRead    atomic.Int64  // unix ns (Node.now) of the last check that saw new frames (liveness loop)
 	reads       atomic.Uint64 // reads that returned bytes, and pings and pongs dispatched; the liveness loop turns changes into lastRead
 	dataIn      atomic.Uint64 // frames dispatched but pings and pongs (reader only; liveness counts them as reads too)
 	ctlOut      atomic.Uint64 // pings and pongs appended (enqueueCtl): seq less these is the data written
 	idleMark    atomic.Uint64 // data frames both ways at the last idle check (idle.go)
-	idleSince   atomic.Int64  // unix ns since when the link carried no data and nothing was pinned to it (idle.go)
+	idleSince   atomic.Int64  // unix ns (Node.now) since when the link carried no data and nothing was pinned to it (idle.go)
 	idleClosed  atomic.Bool   // we close it for idleness: writers take a new link (idle.go)
 	peerIdle    atomic.Bool   // its dialer said it closes it for idleness: we write nothing more on it (idle.go)
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
@@ -71,7 +70,7 @@ type link struct {
 	pongs       atomic.Uint64 // pongs received
 	pings       uint64        // pings enqueued; under mu
 	barriers    []barrier     // waiting for pongs; under mu
-	lastSent    atomic.Int64  // unix ns
+	lastSent    atomic.Int64  // unix ns (Node.now) of the last write
 	stats       linkStats
 	run         sendRun       // the reader's run of sends (sendrun.go); reader only
 	lone        bool          // the frame being dispatched holds one element; reader only
@@ -85,7 +84,7 @@ type linkStats struct {
 }
 
 func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *peer) *link {
-	now := time.Now().UnixNano()
+	now := n.now().UnixNano()
 	l := &link{
 		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
 		limit:    n.cfg.LinkBufferBytes,
@@ -258,7 +257,7 @@ func (l *link) writeLoop() {
 			l.countUnsent(out[frameBoundary(out, written):], l.reason())
 			return
 		}
-		l.lastSent.Store(time.Now().UnixNano())
+		l.lastSent.Store(l.node.now().UnixNano())
 		l.stats.bytesOut.Add(uint64(len(out)))
 		l.node.stats.bytesOut.Add(uint64(len(out)))
 		l.mu.Lock()

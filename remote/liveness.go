@@ -5,40 +5,11 @@ import (
 	"time"
 )
 
-// livenessLoop is the node's one liveness watcher: it sends heartbeats on
-// idle links and closes links that have been silent for HeartbeatMisses
-// intervals (a link whose reader is busy delivering is not silent).
+// checkLinks sends heartbeats on idle links and closes links that have
+// been silent for HeartbeatMisses intervals (a link whose reader is busy
+// delivering is not silent), at now (a liveness step: clock.go).
 // Closing a link fails what was pinned to it at once; the failures are
 // delivered to each caller's own channel.
-func (n *Node) livenessLoop() {
-	defer n.wg.Done()
-	every := n.cfg.Liveness.HeartbeatInterval / 4
-	if every < 5*time.Millisecond {
-		every = 5 * time.Millisecond
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var pruned, swept time.Time
-	for {
-		select {
-		case <-n.stop:
-			return
-		case now := <-t.C:
-			n.checkLinks(now)
-			n.closeIdleLinks(now) // idle.go
-			if now.Sub(swept) >= workerSweep {
-				swept = now
-				n.workers.sweep() // callworkers.go
-				n.sweepPools()    // proxyqueue.go
-			}
-			if now.Sub(pruned) >= n.cfg.pruneEvery() {
-				pruned = now
-				n.pruneNodes(now) // prune.go
-			}
-		}
-	}
-}
-
 func (n *Node) checkLinks(now time.Time) {
 	interval := n.cfg.Liveness.HeartbeatInterval
 	silentLimit := interval * time.Duration(n.cfg.Liveness.HeartbeatMisses)

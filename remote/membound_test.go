@@ -28,9 +28,10 @@ func header(k wire.Kind, size int) []byte {
 // budget: first 1 KiB each (no budget at all), then 200 KiB each (each
 // buffer doubled to 256 KiB, 192 KiB of it from the budget). A
 // legitimate peer is served meanwhile; when the links go, the budget is
-// back to zero.
+// back to zero. The victim's clock stands still (logical time nobody
+// moves), so the trickling links never go silent, whatever the load.
 func TestFrameBuffersGrowAsBytesArrive(t *testing.T) {
-	_, victim, _ := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatMisses: 30}}) // the trickling links stay up
+	_, victim, _ := startNodeAt(t, "victim", Config{}, newLogicalClock())
 	require.Equal(t, 64<<20, victim.Config().Limits.MaxFrameSize)
 	good, gn, _ := startNode(t, "good", Config{})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
@@ -94,8 +95,14 @@ func linksReading(n *Node, prefix string) int {
 // reading) for the heartbeat window, then its link closes with the
 // reason. The first frame, once finished, is handled and its budget is
 // given back.
+//
+// The victim's clock stands still (logical time nobody moves): the
+// holder's link, trickling, can never be closed as silent whatever the
+// load. The waiter's wait is on real time: the read budget's patience is
+// a timer the reader waits on (readbudget.go), not a liveness step; the
+// trickle lasts about 2 s against a patience of 150 ms.
 func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
-	sys, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}, Limits: Limits{MaxFrameSize: 1 << 20, ReadBudgetBytes: 1 << 20}})
+	sys, victim, logs := startNodeAt(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: 50 * time.Millisecond, HeartbeatMisses: 3}, Limits: Limits{MaxFrameSize: 1 << 20, ReadBudgetBytes: 1 << 20}}, newLogicalClock())
 	require.NoError(t, sys.RegisterTypes(&testpb.Blob{}))
 	got := make(chan int, 1)
 	_, err := sys.SpawnNamed(actor.PropsFromFunc(func(c *actor.Context) {
@@ -114,7 +121,8 @@ func TestReadBudgetWaitsThenClosesTheLink(t *testing.T) {
 	_, err = holder.Write(full[:600<<10]) // past 512 KiB: the buffer grows to the whole body
 	require.NoError(t, err)
 	waitFor(t, "the budget taken", func() bool { return victim.Stats().ReadBudgetInUse == int64(body-wire.LinkAllowance) })
-	// The rest trickles in, so the holder's link is never silent.
+	// The rest trickles in (on the wall clock it kept the holder's link
+	// from being silent; here the victim's clock stands still).
 	trickled := make(chan error, 1)
 	go func() {
 		rest := full[600<<10:]

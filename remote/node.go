@@ -89,6 +89,14 @@ type Node struct {
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
 	ready      readiness   // native links up, for WaitPeer (ready.go)
 
+	// logical, when set, is the clock the liveness and idle machinery
+	// reads (unix ns, moved by a test), and no liveness loop runs; nil:
+	// the wall clock (clock.go).
+	logical *atomic.Int64
+	// swept and pruned are when the liveness step last swept and
+	// pruned; the step's alone (tick).
+	swept, pruned time.Time
+
 	mu        sync.Mutex // protects following
 	slots     map[string]*slot
 	inbound   map[*link]struct{} // links accepted and not yet attached
@@ -191,6 +199,12 @@ type dialAttempt struct {
 // System.Stop stops it (drain, goodbye, close links, deregister). On an
 // error nothing is left running and sys has no transport.
 func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
+	return start(ctx, sys, cfg, nil)
+}
+
+// start is Start, on the logical clock given (nil: the wall clock;
+// clock.go).
+func start(ctx context.Context, sys *actor.System, cfg Config, logical *atomic.Int64) (*Node, error) {
 	cfg, err := cfg.withDefaults(sys)
 	if err != nil {
 		return nil, err
@@ -211,6 +225,7 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 
 		readBudget: newReadBudget(cfg.Limits.ReadBudgetBytes),
 		tracer:     newTracer(cfg.TracerProvider),
+		logical:    logical,
 	}
 	n.codecs.Node = sys.Name()
 	n.ready.install(n)
@@ -242,9 +257,12 @@ func Start(ctx context.Context, sys *actor.System, cfg Config) (*Node, error) {
 	discoveryhooks.DefaultLogger(n.disc, cfg.Logger)
 	actorhooks.SetTransport(sys, (*transport)(n))
 	sys.OnStop(n.shutdown)
-	n.wg.Add(2)
+	n.wg.Add(1)
 	go n.acceptLoop()
-	go n.livenessLoop()
+	if logical == nil {
+		n.wg.Add(1)
+		go n.livenessLoop() // clock.go
+	}
 	if err := n.disc.Start(ctx, n.self(), n.onMember); err != nil {
 		n.startFailed.Store(true) // its stop hook has nothing to do
 		n.closeAll()
@@ -284,7 +302,7 @@ func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint
 func (n *Node) slotLocked(name string) *slot {
 	s := n.slots[name]
 	if s == nil {
-		s = &slot{name: name, tomb: make(map[uint64]time.Time), seen: time.Now()}
+		s = &slot{name: name, tomb: make(map[uint64]time.Time), seen: n.now()}
 		n.slots[name] = s
 	}
 	return s
@@ -332,7 +350,7 @@ func (n *Node) onMember(ev discovery.Event) {
 	}
 	n.mu.Lock()
 	s := n.slotLocked(m.Node)
-	s.seen = time.Now()
+	s.seen = n.now()
 	var gone *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
@@ -352,7 +370,7 @@ func (n *Node) onMember(ev discovery.Event) {
 		if m.Incarnation == 0 {
 			break
 		}
-		s.bury(m.Incarnation, time.Now())
+		s.bury(m.Incarnation, n.now())
 		if s.addrInc == m.Incarnation && !s.pinned {
 			// The address was that incarnation's: dialling it again could
 			// only reach a dead process or a stranger. The next Up
@@ -638,7 +656,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		s.src = src
 		n.namesBySrc[src]++
 	}
-	s.seen = time.Now()
+	s.seen = n.now()
 	if _, dead := s.tomb[h.Inc]; dead || (s.cur != nil && s.cur.inc == h.Inc && s.cur.isGone()) {
 		// (the second: its tomb was evicted, but it is the one known)
 		n.mu.Unlock()
@@ -657,7 +675,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		}
 		old = p
 		if old != nil {
-			s.bury(old.inc, time.Now())
+			s.bury(old.inc, n.now())
 		}
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
@@ -333,7 +332,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	// refused as declared dead, never attached to the ended peer.
 	n.mu.Lock()
 	if s := n.slots[p.name]; s != nil {
-		s.bury(p.inc, time.Now())
+		s.bury(p.inc, n.now())
 	}
 	n.mu.Unlock()
 	p.cancel() // its casts

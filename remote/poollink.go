@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
@@ -333,7 +332,7 @@ func (l *link) writeNow(b []byte, fx *effects) error {
 	if err != nil {
 		return l.writeFailed(err, nil, 0, fx)
 	}
-	l.lastSent.Store(time.Now().UnixNano())
+	l.lastSent.Store(l.node.now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.framesOut.Add(1)

@@ -241,7 +241,7 @@ func (n *Node) afterForget(gone []forgotten, why error) {
 }
 
 // pruneNodes forgets the node names unseen for ForgetNodesAfter (the
-// liveness loop calls it). An incarnation still known for such a name,
+// liveness step calls it: tick). An incarnation still known for such a name,
 // with no link for that long, is gone for this node.
 func (n *Node) pruneNodes(now time.Time) {
 	var gone []forgotten

@@ -122,23 +122,35 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 // that the user connected to, stay. MaxNodes bounds the names kept: a
 // new name beyond it (or beyond its source's quota) is refused while
 // every name it could replace has a live link.
+//
+// On the victim's logical clock (with an hour heartbeat interval: the
+// clock moves minutes, and liveness is not under test): the names are
+// all kept until ForgetNodesAfter has passed since their hello, and all
+// forgotten at the first prune step after.
 func TestNodeNamesUnseenForAWhileAreForgotten(t *testing.T) {
-	_, victim, _ := startNode(t, "victim", Config{Liveness: Liveness{ForgetNodesAfter: 200 * time.Millisecond}, Seeds: []string{"seed=127.0.0.1:1"}})
+	clk := newLogicalClock()
+	_, victim, _ := startNodeAt(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: time.Hour}, Seeds: []string{"seed=127.0.0.1:1"}}, clk)
+	forget := victim.Config().Liveness.ForgetNodesAfter
 	good, gn, _ := startNode(t, "good", Config{})
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 	n0 := victim.Stats().Nodes // seed and good
 	require.Equal(t, 2, n0)
-	peak := 0
-	for i := range 2000 {
+	links := victim.Stats().Links
+	const passers = 2000
+	for i := range passers {
 		c := rawLink(t, victim, fmt.Sprintf("passer-%d", i), uint64(1000+i), 0)
 		c.Close()
-		peak = max(peak, victim.Stats().Nodes)
 	}
-	require.Greater(t, peak, n0, "names are kept for a while")
-	waitFor(t, "the passing names forgotten", func() bool { return victim.Stats().Nodes == n0 })
-	t.Logf("2,000 passing names: at most %d known at once; %d forgotten", peak, victim.Stats().NodesForgotten)
-	require.GreaterOrEqual(t, victim.Stats().NodesForgotten, uint64(2000))
+	waitFor(t, "the passers' links closed", func() bool { return victim.Stats().Links == links })
+	require.Equal(t, n0+passers, victim.Stats().Nodes, "names are kept for a while")
+
+	clk.advance(forget - time.Nanosecond) // the first step prunes
+	require.Equal(t, n0+passers, victim.Stats().Nodes, "forgotten before ForgetNodesAfter")
+	require.Zero(t, victim.Stats().NodesForgotten)
+	clk.advance(victim.cfg.pruneEvery()) // the next step that prunes
+	require.Equal(t, n0, victim.Stats().Nodes, "the passing names forgotten")
+	require.Equal(t, uint64(passers), victim.Stats().NodesForgotten)
 	_, ok := victim.Peer("good")
 	require.True(t, ok, "a name with a link stays")
 	healthy(t, good, "victim")
