@@ -16,6 +16,11 @@ import (
 // errLinkClosed is returned when writing to a link that has closed.
 var errLinkClosed = errors.New("remote: link closed")
 
+// errUnflushed is why frames still buffered, or cut short in a write,
+// when our side of a link closed (a goodbye's lingering close, an idle
+// close) are dead letters: they were never written.
+var errUnflushed = errors.New("remote: our side of the link closed before they were written")
+
 // link is one authenticated connection. Writers append encoded frames to
 // its buffer; one writer goroutine hands everything waiting to the kernel
 // in one write. One reader goroutine decodes frames and dispatches them.
@@ -249,7 +254,11 @@ func (l *link) writeLoop() {
 		l.wmu.Unlock()
 		if err != nil {
 			if l.writeClosed() {
-				continue // after our goodbye: keep reading until the peer hangs up
+				// After our goodbye (halfClose): what this write did not
+				// hand to the kernel never left. Keep reading until the
+				// peer hangs up.
+				l.countUnsent(out[frameBoundary(out, written):], errUnflushed)
+				continue
 			}
 			l.close(fmt.Errorf("write: %w", err))
 			// The frames this write did not hand to the kernel (the one
@@ -439,8 +448,12 @@ const (
 func (l *link) halfClose() {
 	l.mu.Lock()
 	l.wclosed = true
+	unsent := l.buf
 	l.buf = nil
 	l.mu.Unlock()
+	// What the goodbye's flush did not reach in time is never written:
+	// counted and dead-lettered as a closing link's buffer is.
+	l.countUnsent(unsent, errUnflushed)
 	if cw, ok := l.conn.(interface{ CloseWrite() error }); ok {
 		l.wmu.Lock()
 		_ = cw.CloseWrite()
