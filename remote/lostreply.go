@@ -55,9 +55,15 @@ type lostLink struct {
 // wrote on it. Not so at the end of its stream (io.EOF: the peer closed
 // or finished it, an idle close ended), after a goodbye, or at our own
 // quiet closes (errLinkClosed: a lingering close's end, this node
-// stopping).
+// stopping), nor when our pool master closed it (closedHere: a stale or
+// failed pool build, a pool torn down): calls sent on such a pool fail
+// by their path, and the peer writes replies to other calls on it only
+// when it has no other link of ours. Failing every call that left on
+// those closes failed healthy calls under churn (the
+// chaos suite's grain-partition, kill-flood and partition scenarios).
 func endedUnread(l *link, reason error) bool {
-	return l.goodbye.Load() == 0 && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye)
+	var here closedHere
+	return l.goodbye.Load() == 0 && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye) && !errors.As(reason, &here)
 }
 
 // lostUnread applies the rule above to l, a link of p that ended

@@ -96,7 +96,15 @@ func (pl *poolLink) Err() error {
 
 // Close ends the link at once: for links that carried nothing, or that
 // failed. A link whose batches must arrive ends with Finish.
-func (pl *poolLink) Close(reason error) { pl.l.close(reason) }
+func (pl *poolLink) Close(reason error) { pl.l.close(closedHere{reason}) }
+
+// closedHere is the reason of a close this node decided on its own (its
+// pool master tearing down or rebuilding a pool), not one a silence, an
+// error or the peer caused: lostreply.go does not take it for a link
+// that ended unread. It reads as the reason it wraps.
+type closedHere struct{ error }
+
+func (c closedHere) Unwrap() error { return c.error }
 
 // Finish ends the link after its owner's last batch: nothing more is
 // written, our side is half-closed (FIN, or TLS close_notify), and the
