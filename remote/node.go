@@ -176,9 +176,13 @@ type slot struct {
 	tomb    map[uint64]time.Time // incarnations declared gone (the latest maxTombs)
 	seen    time.Time            // when it was last known in use (prune.go)
 	listed  bool                 // discovery reports it up
-	pinned  bool                 // the user connected to it by address
-	kept    bool                 // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
-	src     string               // the source of the hello it was learned from (counted in namesBySrc); "" otherwise
+	// ups are the incarnations discovery lists up with an address, the
+	// latest listed last, at most maxListed: a crashed incarnation may
+	// stay listed beside its successor until its TTL runs out.
+	ups    []discovery.Member
+	pinned bool   // the user connected to it by address
+	kept   bool   // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
+	src    string // the source of the hello it was learned from (counted in namesBySrc); "" otherwise
 }
 
 // dialAttempt is one dial of a native link. Callers that find a dial
@@ -358,6 +362,7 @@ func (n *Node) onMember(ev discovery.Event) {
 		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
 			break
 		}
+		s.listUp(m)
 		if m.Addr != "" {
 			s.addr, s.addrInc = m.Addr, m.Incarnation
 		}
@@ -366,16 +371,23 @@ func (n *Node) onMember(ev discovery.Event) {
 			gone = s.cur // a newer incarnation is up: the old one is gone
 		}
 	case discovery.MemberDown:
-		s.listed = false
+		s.listDown(m.Incarnation)
+		s.listed = len(s.ups) > 0
 		if m.Incarnation == 0 {
 			break
 		}
 		s.bury(m.Incarnation, n.now())
 		if s.addrInc == m.Incarnation && !s.pinned {
 			// The address was that incarnation's: dialling it again could
-			// only reach a dead process or a stranger. The next Up
-			// brings the new one's.
+			// only reach a dead process or a stranger. Another listed
+			// incarnation's is the one to dial (discovery listed a
+			// crashed one beside its successor, and ours was the
+			// crashed one's); none: the next Up brings the new one's.
 			s.addr, s.addrInc = "", 0
+			if k := len(s.ups); k > 0 {
+				u := s.ups[k-1]
+				s.addr, s.addrInc, s.member = u.Addr, u.Incarnation, u
+			}
 		}
 		if s.cur != nil && s.cur.inc == m.Incarnation {
 			gone = s.cur

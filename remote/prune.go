@@ -3,10 +3,12 @@ package remote
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 )
 
@@ -112,6 +114,7 @@ func (s *slot) bury(inc uint64, now time.Time) {
 		delete(s.tomb, oldest)
 	}
 	s.tomb[inc] = now
+	s.listDown(inc)
 	// Only a dead process or a stranger answers there now.
 	if s.altInc == inc {
 		s.alt, s.altInc = "", 0
@@ -119,6 +122,35 @@ func (s *slot) bury(inc uint64, now time.Time) {
 	if s.viaInc == inc {
 		s.via, s.viaInc = "", 0
 	}
+}
+
+// maxListed bounds slot.ups: incarnations of one node listed up at once.
+const maxListed = 4
+
+// listUp records m, listed up by discovery, as the latest listed
+// incarnation of its node (one without an address is not one to dial).
+func (s *slot) listUp(m discovery.Member) {
+	if m.Incarnation == 0 {
+		return
+	}
+	s.listDown(m.Incarnation)
+	if m.Addr == "" {
+		return
+	}
+	if len(s.ups) >= maxListed {
+		s.ups = slices.Delete(s.ups, 0, 1)
+	}
+	s.ups = append(s.ups, m)
+}
+
+// listDown forgets incarnation inc of the listed ones (0: all of them,
+// for a provider that does not tell incarnations apart).
+func (s *slot) listDown(inc uint64) {
+	if inc == 0 {
+		s.ups = nil
+		return
+	}
+	s.ups = slices.DeleteFunc(s.ups, func(m discovery.Member) bool { return m.Incarnation == inc })
 }
 
 // keep reports whether a slot must stay whatever its age: discovery lists
