@@ -93,7 +93,7 @@ func BenchmarkDispatch(b *testing.B) {
 				b.ResetTimer()
 				cpu0 := cpuTime(b)
 				for range frames {
-					if err := n.dispatch(l, wire.KindBatch, body); err != nil {
+					if err := l.dispatch(wire.KindBatch, body); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -18,31 +18,32 @@ var errGoodbye = errors.New("remote: peer said goodbye")
 
 // dispatch handles one frame from l. An error closes l (bad input from
 // that peer); the node keeps serving every other link.
-func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
+func (l *link) dispatch(k wire.Kind, body []byte) error {
+	n := l.node
 	l.lone = true
 	if k == wire.KindBatch {
 		it, err := l.ends.NewBatchIter(body)
 		if err != nil {
-			return n.badInput(l, err)
+			return l.badInput(err)
 		}
 		l.lone = it.Left == 1
 		var el wire.Element
 		for {
 			ok, err := it.Next(&el)
 			if err != nil {
-				n.flushRun(l) // what came before the bad entry is delivered
-				return n.badInput(l, err)
+				l.flushRun() // what came before the bad entry is delivered
+				return l.badInput(err)
 			}
 			if !ok {
-				n.flushRun(l)
+				l.flushRun()
 				return nil
 			}
 			if el.Kind == wire.KindSend && !carries(&el) {
-				n.addSend(l, &el) // sendrun.go
+				l.addSend(&el) // sendrun.go
 				continue
 			}
-			n.flushRun(l)
-			if err := n.handle(l, &el); err != nil {
+			l.flushRun()
+			if err := l.handle(&el); err != nil {
 				return err
 			}
 		}
@@ -53,28 +54,28 @@ func (n *Node) dispatch(l *link, k wire.Kind, body []byte) error {
 	}
 	var el wire.Element
 	if err := l.ends.DecodeBody(k, body, &el); err != nil {
-		return n.badInput(l, err)
+		return l.badInput(err)
 	}
-	return n.handle(l, &el)
+	return l.handle(&el)
 }
 
-func (n *Node) badInput(l *link, err error) error {
-	n.stats.badFrames.Add(1)
+func (l *link) badInput(err error) error {
+	l.node.stats.badFrames.Add(1)
 	return fmt.Errorf("bad input: %w", err)
 }
 
-func (n *Node) handle(l *link, el *wire.Element) error {
+func (l *link) handle(el *wire.Element) error {
 	switch el.Kind {
 	case wire.KindSend:
-		n.inSend(l, el)
+		l.inSend(el)
 	case wire.KindCast:
-		n.inCast(l, el)
+		l.inCast(el)
 	case wire.KindCall:
-		n.inCall(l, el)
+		l.inCall(el)
 	case wire.KindRequest:
-		n.inRequest(l, el)
+		l.inRequest(el)
 	case wire.KindReply:
-		n.inReply(l, el)
+		l.inReply(el)
 	case wire.KindCancel:
 		l.peer.running.cancel(el.ID)
 	case wire.KindPing:
@@ -85,9 +86,9 @@ func (n *Node) handle(l *link, el *wire.Element) error {
 	case wire.KindPong:
 		l.onPong()
 	case wire.KindControl:
-		n.inControl(l, el.Control)
+		l.inControl(el.Control)
 	case wire.KindGoodbye:
-		n.onGoodbye(l, el)
+		l.onGoodbye(el)
 		return errGoodbye
 	}
 	return nil
@@ -97,7 +98,7 @@ func (n *Node) handle(l *link, el *wire.Element) error {
 // it (a small frame of packed varints can decode into many times its
 // size): the element is refused, counted (TooLarge; the caller counts it
 // in BadMessages too), and the link stays up.
-func (n *Node) tooLarge(el *wire.Element) error {
+func tooLarge(n *Node, el *wire.Element) error {
 	if len(el.Payload) <= n.cfg.Limits.MaxMessageSize {
 		return nil
 	}
@@ -110,7 +111,7 @@ func (n *Node) tooLarge(el *wire.Element) error {
 // error refuses it before it is decoded: an unregistered type, or a
 // payload that would decode into more than wire.DecodeFactor times its
 // size.
-func (n *Node) payloadCost(el *wire.Element) (int64, error) {
+func payloadCost(n *Node, el *wire.Element) (int64, error) {
 	c, err := n.codecs.Cost(n.types, el.Type, el.Payload)
 	return int64(c), err
 }
@@ -120,7 +121,7 @@ func (n *Node) payloadCost(el *wire.Element) (int64, error) {
 // closed, or whose incarnation is gone, runs nothing more of what its
 // reader still holds (its callers have failed those calls with the link
 // already; its casts become dead letters).
-func (n *Node) admit(l *link, size int64) bool {
+func (l *link) admit(size int64) bool {
 	p := l.peer
 	select {
 	case <-l.closedCh:
@@ -129,30 +130,31 @@ func (n *Node) admit(l *link, size int64) bool {
 		return false
 	default:
 	}
-	return p.adm.acquire(size, l.closedCh, p.ctx.Done(), &l.admitWait, &n.stats.admissionWaits)
+	return p.adm.acquire(size, l.closedCh, p.ctx.Done(), &l.admitWait, &l.node.stats.admissionWaits)
 }
 
-func (n *Node) inSend(l *link, el *wire.Element) {
+func (l *link) inSend(el *wire.Element) {
 	if carries(el) {
-		n.inTracedSend(l, el)
+		l.inTracedSend(el)
 		return
 	}
-	n.addSend(l, el)
-	n.flushRun(l)
+	l.addSend(el)
+	l.flushRun()
 }
 
 // inTracedSend delivers a send that carried a trace on its own (never in
 // a run: its handler's context is its own), under a consumer span that
 // ends once it is queued.
-func (n *Node) inTracedSend(l *link, el *wire.Element) {
+func (l *link) inTracedSend(el *wire.Element) {
+	n := l.node
 	n.stats.received.Add(1)
-	err := n.tooLarge(el) // never decoded (inbound.go)
+	err := tooLarge(n, el) // never decoded (inbound.go)
 	var msg any
 	if err == nil {
-		msg, err = n.decode(el.Type, el.Payload)
+		msg, err = decode(n, el.Type, el.Payload)
 	}
 	if err != nil {
-		n.dropSend(l, el, err)
+		l.dropSend(el, err)
 		return
 	}
 	tc, sp := n.traceIn(context.Background(), l.ends.PeerNode, el)
@@ -169,26 +171,27 @@ func (n *Node) inTracedSend(l *link, el *wire.Element) {
 
 // inCast runs a cast once its peer's admission has room, under the
 // peer's context: cancelled when the incarnation is gone.
-func (n *Node) inCast(l *link, el *wire.Element) {
+func (l *link) inCast(el *wire.Element) {
+	n := l.node
 	n.stats.received.Add(1)
 	p := l.peer
 	self := actor.PID{Node: n.sys.Name(), Incarnation: n.sys.Incarnation()}
-	if err := n.tooLarge(el); err != nil {
+	if err := tooLarge(n, el); err != nil {
 		n.stats.badMessages.Add(1)
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	size, err := n.payloadCost(el)
+	size, err := payloadCost(n, el)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q: %w", el.Fn, err))
 		return
 	}
-	if !n.admit(l, size) {
+	if !l.admit(size) {
 		actorhooks.DeadLetter(n.sys, self, actor.PID{}, el.Type, fmt.Errorf("cast %q from %s: %w: its link closed while it waited for admission", el.Fn, p.name, actor.ErrOverloaded))
 		return
 	}
-	msg, err := n.decode(el.Type, el.Payload)
+	msg, err := decode(n, el.Type, el.Payload)
 	if err != nil {
 		p.adm.release(size)
 		n.stats.badMessages.Add(1)
@@ -209,45 +212,47 @@ func (n *Node) inCast(l *link, el *wire.Element) {
 }
 
 // refuse answers a call or request that will not run.
-func (n *Node) refuse(l *link, id uint64, op, target string, reason error) {
-	n.sendReply(l, id, nil, actor.NewError(op, n.sys.Name(), n.sys.Incarnation(), target, reason), nil)
+func (l *link) refuse(id uint64, op, target string, reason error) {
+	n := l.node
+	l.sendReply(id, nil, actor.NewError(op, n.sys.Name(), n.sys.Incarnation(), target, reason), nil)
 }
 
 // inCall runs a call once its peer's admission has room (admission.go);
 // its ticket is given back when the reply has been handed on.
-func (n *Node) inCall(l *link, el *wire.Element) {
+func (l *link) inCall(el *wire.Element) {
+	n := l.node
 	n.stats.received.Add(1)
 	p, id, fn := l.peer, el.ID, el.Fn
-	if err := n.tooLarge(el); err != nil {
+	if err := tooLarge(n, el); err != nil {
 		n.stats.badMessages.Add(1)
-		n.refuse(l, id, "call", fn, err)
+		l.refuse(id, "call", fn, err)
 		return
 	}
 	h, ok := actorhooks.Function(n.sys, fn)
 	switch {
 	case !ok:
-		n.refuse(l, id, "call", fn, actor.ErrNoFunction)
+		l.refuse(id, "call", fn, actor.ErrNoFunction)
 		return
 	case el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline:
-		n.refuse(l, id, "call", fn, actor.ErrDeadlineExceeded)
+		l.refuse(id, "call", fn, actor.ErrDeadlineExceeded)
 		return
 	}
-	size, err := n.payloadCost(el)
+	size, err := payloadCost(n, el)
 	if err != nil {
 		n.stats.badMessages.Add(1)
-		n.refuse(l, id, "call", fn, err)
+		l.refuse(id, "call", fn, err)
 		return
 	}
-	if !n.admit(l, size) {
+	if !l.admit(size) {
 		// Its link closed or its incarnation left while it waited: the
 		// caller has failed it with the link; nothing ran.
 		return
 	}
-	msg, err := n.decode(el.Type, el.Payload)
+	msg, err := decode(n, el.Type, el.Payload)
 	if err != nil {
 		p.adm.release(size)
 		n.stats.badMessages.Add(1)
-		n.refuse(l, id, "call", fn, err)
+		l.refuse(id, "call", fn, err)
 		return
 	}
 	// Admission and the drain meet under the node lock: once Drain has
@@ -255,10 +260,10 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 	// shutdown's wait for running calls cannot race a late Add.
 	if !n.admitCall() {
 		p.adm.release(size)
-		n.refuse(l, id, "call", fn, actor.ErrDraining)
+		l.refuse(id, "call", fn, actor.ErrDraining)
 		return
 	}
-	c := n.newInboundCall(l, id, fn, h, msg, size, el.Deadline)
+	c := l.newInboundCall(id, fn, h, msg, size, el.Deadline)
 	if !p.running.track(c) {
 		n.running.Done()
 		p.adm.release(size)
@@ -280,29 +285,30 @@ func (n *Node) inCall(l *link, el *wire.Element) {
 	n.workers.run(c)
 }
 
-func (n *Node) inRequest(l *link, el *wire.Element) {
+func (l *link) inRequest(el *wire.Element) {
+	n := l.node
 	n.stats.received.Add(1)
 	target := el.To.String()
 	if el.ToName != "" {
 		target = fmt.Sprintf("name %q", el.ToName)
 	}
-	if err := n.tooLarge(el); err != nil {
+	if err := tooLarge(n, el); err != nil {
 		n.stats.badMessages.Add(1)
-		n.refuse(l, el.ID, "request", target, err)
+		l.refuse(el.ID, "request", target, err)
 		return
 	}
-	msg, err := n.decode(el.Type, el.Payload)
+	msg, err := decode(n, el.Type, el.Payload)
 	if err != nil {
 		n.stats.badMessages.Add(1)
-		n.refuse(l, el.ID, "request", target, err)
+		l.refuse(el.ID, "request", target, err)
 		return
 	}
 	if el.Deadline != 0 && time.Now().UnixNano() >= el.Deadline {
-		n.refuse(l, el.ID, "request", target, actor.ErrDeadlineExceeded)
+		l.refuse(el.ID, "request", target, actor.ErrDeadlineExceeded)
 		return
 	}
 	if n.isDraining() {
-		n.refuse(l, el.ID, "request", target, actor.ErrDraining)
+		l.refuse(el.ID, "request", target, actor.ErrDraining)
 		return
 	}
 	l.owed.Add(1)
@@ -332,7 +338,7 @@ func (n *Node) inRequest(l *link, el *wire.Element) {
 // call the peer took from l has been answered on l already, so those still
 // pending were never taken (not executed); otherwise they may have run.
 // The incarnation is gone when its last link ends.
-func (n *Node) onGoodbye(l *link, el *wire.Element) {
+func (l *link) onGoodbye(el *wire.Element) {
 	p := l.peer
 	// From now on nothing new goes to this peer: the link refuses writes,
 	// and connect reports the peer as leaving.
@@ -346,7 +352,7 @@ func (n *Node) onGoodbye(l *link, el *wire.Element) {
 	p.mu.Unlock()
 	reason := fmt.Errorf("%s left: %s", p.name, el.Reason)
 	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {
-		n.stats.failedByLiveness.Add(uint64(failed))
+		l.node.stats.failedByLiveness.Add(uint64(failed))
 	}
 }
 
@@ -376,7 +382,7 @@ func (r *remoteReplier) reply(msg any, err error) bool {
 	if !r.done.CompareAndSwap(false, true) {
 		return false
 	}
-	r.n.sendReply(r.l, r.id, msg, err, nil)
+	r.l.sendReply(r.id, msg, err, nil)
 	r.l.owed.Add(-1)
 	return true
 }
@@ -404,12 +410,13 @@ func (r *remoteReplier) Completed() bool { return r.done.Load() }
 // t, the call's admission ticket (nil for requests and refusals), is
 // given back once the reply is handed on: with the batch that carries it
 // through a pool, or here.
-func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
+func (l *link) sendReply(id uint64, msg any, err error, t *ticket) {
+	n := l.node
 	el := wire.Element{Kind: wire.KindReply, ID: id}
 	if err != nil {
 		wire.ErrorReply(&el, err)
 	} else if typ, pm, perr := wire.PayloadOf(msg); perr != nil {
-		n.badReply(&el, perr)
+		badReply(n, &el, perr)
 	} else {
 		el.Type, el.Msg = typ, pm // encoded in place by the path that takes it
 	}
@@ -422,32 +429,33 @@ func (n *Node) sendReply(l *link, id uint64, msg any, err error, t *ticket) {
 		// larger than a frame or MaxMessageSize): the caller learns that
 		// instead.
 		el = wire.Element{Kind: wire.KindReply, ID: id}
-		n.badReply(&el, err)
+		badReply(n, &el, err)
 		err = n.deliver(&d, &el)
 	}
 	if err == nil {
 		return
 	}
 	t.release()
-	n.replyLost(p, id, msg)
+	replyLost(n, p, id, msg)
 }
 
 // replyLost makes a reply no path took a counted dead letter. Apart from
 // sendReply so that the frame of every reply stays small (workers' stacks
 // grow past it: copystack was a tenth of a pooled callee's CPU).
-func (n *Node) replyLost(p *peer, id uint64, msg any) {
+func replyLost(n *Node, p *peer, id uint64, msg any) {
 	n.stats.repliesDropped.Add(1)
 	actorhooks.DeadLetter(n.sys, actor.PID{Node: p.name, Incarnation: p.inc}, actor.PID{}, msg, fmt.Errorf("reply %d: %w: caller incarnation %016x unreachable", id, actor.ErrNodeDown, p.inc))
 }
 
 // badReply makes el the error reply for an answer that could not travel.
-func (n *Node) badReply(el *wire.Element, err error) {
+func badReply(n *Node, el *wire.Element, err error) {
 	n.stats.badMessages.Add(1)
 	wire.ErrorReply(el, actor.NewError("reply", n.sys.Name(), n.sys.Incarnation(), "", err))
 	el.Code += wire.MayHaveSuffix // it ran; only its answer could not travel
 }
 
-func (n *Node) inReply(l *link, el *wire.Element) {
+func (l *link) inReply(el *wire.Element) {
+	n := l.node
 	pc := l.peer.takePending(el.ID)
 	if pc == nil || !pc.done.CompareAndSwap(false, true) {
 		// Its call had ended (failed, or its caller gave up).
@@ -466,7 +474,7 @@ func (n *Node) inReply(l *link, el *wire.Element) {
 	case el.Status != wire.StatusOK:
 		pc.err = wire.ReplyError(el, pc.op, p.name, p.inc, pc.tg.String())
 	case len(el.Payload) <= replyDecodeInline:
-		if m, err := n.decode(el.Type, el.Payload); err != nil {
+		if m, err := decode(n, el.Type, el.Payload); err != nil {
 			pc.err = &actor.Error{Op: pc.op, Node: p.name, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 		} else {
 			pc.res = m
@@ -477,7 +485,8 @@ func (n *Node) inReply(l *link, el *wire.Element) {
 	pc.signal <- struct{}{}
 }
 
-func (n *Node) inControl(l *link, c *wire.Control) {
+func (l *link) inControl(c *wire.Control) {
+	n := l.node
 	switch c.Op {
 	case wire.CtlFence:
 		l.peer.fencedLost(c.Links) // lostreply.go

@@ -25,8 +25,8 @@ type inboundCall struct {
 	ctx callCtx
 }
 
-func (n *Node) newInboundCall(l *link, id uint64, fn string, h actor.Handler, msg proto.Message, size int64, deadline int64) *inboundCall {
-	c := &inboundCall{n: n, l: l, id: id, fn: fn, h: h, msg: msg}
+func (l *link) newInboundCall(id uint64, fn string, h actor.Handler, msg proto.Message, size int64, deadline int64) *inboundCall {
+	c := &inboundCall{n: l.node, l: l, id: id, fn: fn, h: h, msg: msg}
 	c.t.a, c.t.size = l.peer.adm, size
 	if deadline != 0 {
 		c.ctx.deadline = time.Unix(0, deadline)
@@ -45,7 +45,7 @@ func (c *inboundCall) run() {
 	c.msg = nil
 	l.peer.running.untrack(c)
 	c.t.replying()
-	n.sendReply(l, c.id, res, err, &c.t)
+	l.sendReply(c.id, res, err, &c.t)
 	l.owed.Add(-1)
 	c.ctr.Add(-1)
 	c.ctx.cancel(context.Canceled) // the handler has returned

@@ -729,7 +729,7 @@ func (n *Node) activate(l *link, old *peer) {
 		n.incarnationGone(old, fmt.Errorf("restarted as incarnation %016x", p.inc))
 	}
 	n.peerLine(slog.LevelDebug, "link up", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind())
-	l.start(n.dispatch)
+	l.start((*link).dispatch)
 	if l.role == wire.RoleNative {
 		n.announceTo(l) // a peer that joins late learns what we announced
 		n.each(func(h *Hooks) {

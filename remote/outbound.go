@@ -136,7 +136,7 @@ func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (
 		return nil, pc.err
 	}
 	if lr := pc.large; lr != nil {
-		m, err := n.decode(lr.typ, lr.payload)
+		m, err := decode(n, lr.typ, lr.payload)
 		if err != nil {
 			return nil, &actor.Error{Op: pc.op, Node: d.node, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 		}

@@ -45,7 +45,7 @@ func TestAPongTakesHeadroomInAFullLink(t *testing.T) {
 
 	ping := func() chan error {
 		done := make(chan error, 1)
-		go func() { done <- a.handle(l, &wire.Element{Kind: wire.KindPing}) }()
+		go func() { done <- l.handle(&wire.Element{Kind: wire.KindPing}) }()
 		return done
 	}
 	pongs := 0

@@ -31,7 +31,8 @@ const maxRunCap = 4096
 
 // dropSend makes a send that cannot be delivered (too large, or a
 // payload that does not decode) a counted dead letter.
-func (n *Node) dropSend(l *link, el *wire.Element, err error) {
+func (l *link) dropSend(el *wire.Element, err error) {
+	n := l.node
 	n.stats.badMessages.Add(1)
 	to := sendTarget(n, el.To, el.ToName)
 	n.peerLine(slog.LevelDebug, "message dropped", "peer", l.ends.PeerNode, "to", to.String(), "err", err)
@@ -41,26 +42,27 @@ func (n *Node) dropSend(l *link, el *wire.Element, err error) {
 // addSend decodes a send into l's run, delivering the run first when the
 // send is for another target. A payload that does not decode is a dead
 // letter (counted), and the run goes on.
-func (n *Node) addSend(l *link, el *wire.Element) {
+func (l *link) addSend(el *wire.Element) {
+	n := l.node
 	r := &l.run
 	if len(r.msgs) > 0 && (r.name != el.ToName || r.to != el.To) {
-		n.flushRun(l)
+		l.flushRun()
 	}
 	r.received++
 	var msg any
-	err := n.tooLarge(el) // never decoded (inbound.go)
+	err := tooLarge(n, el) // never decoded (inbound.go)
 	switch {
 	case err != nil:
 	case r.codec != nil && el.Type == r.codecType:
 		msg, err = r.codec.Decode(el.Type, el.Payload)
 	default:
-		msg, err = n.decode(el.Type, el.Payload)
+		msg, err = decode(n, el.Type, el.Payload)
 		if cd := n.codecs.Cached(el.Type); cd != nil {
 			r.codecType, r.codec = el.Type, cd
 		}
 	}
 	if err != nil {
-		n.dropSend(l, el, err)
+		l.dropSend(el, err)
 		return
 	}
 	if len(r.msgs) == 0 {
@@ -75,7 +77,8 @@ func (n *Node) addSend(l *link, el *wire.Element) {
 // read: silence then is ours, not the peer's (its pings wait in our
 // socket), so liveness skips it. Only deliveries are marked: a reader
 // blocked writing a pong to a peer that stopped reading is silence.
-func (n *Node) flushRun(l *link) {
+func (l *link) flushRun() {
+	n := l.node
 	r := &l.run
 	if r.received > 0 {
 		n.stats.received.Add(uint64(r.received))
@@ -123,6 +126,6 @@ func sendTarget(n *Node, to actor.PID, name string) actor.PID {
 }
 
 // decode is unmarshal with the node's registry and codecs.
-func (n *Node) decode(typ string, b []byte) (proto.Message, error) {
+func decode(n *Node, typ string, b []byte) (proto.Message, error) {
 	return n.codecs.Unmarshal(n.types, typ, b)
 }
