@@ -75,7 +75,7 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 		started.Load(), bound, g0, g1, float64(h0)/(1<<20), float64(h1)/(1<<20), calls0, p99, worst)
 
 	require.Equal(t, int64(bound), started.Load(), "exactly the bound runs")
-	require.Equal(t, int64(bound), victim.current("flooder").adm.inflight())
+	require.Equal(t, int64(bound), (*transport)(victim).current("flooder").adm.inflight())
 	require.Less(t, st.Received, uint64(calls/2), "the reader stopped reading")
 	require.Positive(t, st.AdmissionWaits)
 	require.Less(t, g1-g0, bound+128, "goroutines beyond the bound")
@@ -86,7 +86,7 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 	conn.Close()
 	once.Do(func() { close(release) })
 	goroutinesSettle(t, g0+8)
-	waitFor(t, "nothing in flight", func() bool { return victim.current("flooder").adm.inflight() == 0 })
+	waitFor(t, "nothing in flight", func() bool { return (*transport)(victim).current("flooder").adm.inflight() == 0 })
 }
 
 // TestAPeerThatNeverReadsRepliesIsNotKeptForEver: a peer floods calls of
@@ -132,7 +132,7 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	// exceed the bound by the ones on their way out: bounded all the same,
 	// where the unbounded node made hundreds of thousands.
 	require.Less(t, peak-g0, 2*bound+128, "goroutines beyond the bound")
-	waitFor(t, "the closed link released what it held", func() bool { return victim.current("deaf").adm.inflight() == 0 })
+	waitFor(t, "the closed link released what it held", func() bool { return (*transport)(victim).current("deaf").adm.inflight() == 0 })
 	goroutinesSettle(t, g0+8)
 }
 
@@ -205,6 +205,6 @@ func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
 		require.True(t, f.pushback.Load(), "every link's reader stopped")
 	}
 	require.Equal(t, int64(bound), started.Load(), "the bound is the incarnation's, not each link's")
-	require.Equal(t, int64(bound), victim.current("spread").adm.inflight())
+	require.Equal(t, int64(bound), (*transport)(victim).current("spread").adm.inflight())
 	once.Do(func() { close(release) })
 }

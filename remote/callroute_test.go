@@ -38,7 +38,7 @@ func TestACallRefusedByAClosingPoolGoesNatively(t *testing.T) {
 	h := startHandPool(t, asys, a, "b")
 	h.halt()
 	h.pl.DropQueued(errors.New("test: proxy ended"))
-	require.Same(t, h.pool, a.route("b"), "the pool is still routed")
+	require.Same(t, h.pool, (*host)(a).route("b"), "the pool is still routed")
 
 	refused := 0
 	a.afterPoolRefused = func() { refused++ } // runs on the caller's goroutine
@@ -60,7 +60,7 @@ func TestACallRefusedByAClosingPoolGoesNatively(t *testing.T) {
 	require.Equal(t, uint64(2), s1.CallsNative-s0.CallsNative)
 	require.Equal(t, s0.CallsPooled, s1.CallsPooled)
 	require.Equal(t, 0, s1.Pending)
-	require.Zero(t, a.poolStatsFor("b").Messages.Load(), "nothing went through the pool")
+	require.Zero(t, (*host)(a).poolStatsFor("b").Messages.Load(), "nothing went through the pool")
 
 	// A send takes the same way (oneWay's branch, for comparison).
 	asys.NewSender().SendNamed("b", "order", &testpb.Echo{N: 1})
@@ -80,7 +80,7 @@ func TestACallRefusedByAFullFailFastPoolIsNotExecuted(t *testing.T) {
 	ran := countFn(t, b)
 	h := dialHandPool(t, a, "b")
 	h.halt()
-	pool, err := a.publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}},
+	pool, err := (*host)(a).publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}},
 		poolOptions{Links: []*poolLink{h.pl}, QueueEntries: 1, FailFast: true})
 	require.NoError(t, err)
 	h.pool = pool
@@ -103,7 +103,7 @@ func TestACallRefusedByAFullFailFastPoolIsNotExecuted(t *testing.T) {
 
 	// Nothing of it reaches b: the queued send is delivered once the
 	// proxy drains, and a later call over the native path runs alone.
-	a.unpublishPool(pool, errors.New("test: over"))
+	(*host)(a).unpublishPool(pool, errors.New("test: over"))
 	h.pool = nil
 	h.drain(t)
 	waitFor(t, "the pooled send delivered", func() bool { return sink.has(1) })
@@ -134,7 +134,7 @@ func TestARequestForAnotherIncarnationIsRefusedOnBothPaths(t *testing.T) {
 	}
 	check("native")
 	h := startHandPool(t, asys, a, "b")
-	require.Same(t, h.pool, a.route("b"))
+	require.Same(t, h.pool, (*host)(a).route("b"))
 	check("pooled")
-	require.Zero(t, a.poolStatsFor("b").Messages.Load(), "nothing went through the pool")
+	require.Zero(t, (*host)(a).poolStatsFor("b").Messages.Load(), "nothing went through the pool")
 }

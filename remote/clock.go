@@ -58,8 +58,8 @@ func (n *Node) tick(now time.Time) {
 	n.closeIdleLinks(now) // idle.go
 	if now.Sub(n.swept) >= workerSweep {
 		n.swept = now
-		n.workers.sweep() // callworkers.go
-		n.sweepPools()    // proxyqueue.go
+		n.workers.sweep()       // callworkers.go
+		(*host)(n).sweepPools() // proxyqueue.go
 	}
 	if now.Sub(n.pruned) >= n.cfg.pruneEvery() {
 		n.pruned = now

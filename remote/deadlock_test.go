@@ -190,7 +190,7 @@ func TestCallbacksSendingToThePeerOfAFullPublishBarrierDoNotDeadlock(t *testing.
 	var err error
 	go func() {
 		defer close(done)
-		pool, err = d.a.publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
+		pool, err = (*host)(d.a).publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
 	}()
 	noDeadlock(t, "publishPool", done)
 	require.NoError(t, err)
@@ -215,7 +215,7 @@ func TestCallbacksSendingToThePeerOfAFullUnpublishFenceDoNotDeadlock(t *testing.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		d.a.unpublishPool(h.pool, errors.New("test: unpublished"))
+		(*host)(d.a).unpublishPool(h.pool, errors.New("test: unpublished"))
 	}()
 	noDeadlock(t, "unpublishPool", done)
 	require.True(t, native.isClosed())
@@ -242,7 +242,7 @@ func TestCallbacksSendingToThePeerOfAFullTakeoverFenceDoNotDeadlock(t *testing.T
 	var err error
 	go func() {
 		defer close(done)
-		pool, perr := d.a.publishPool("b", h2.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h2.pl}})
+		pool, perr := (*host)(d.a).publishPool("b", h2.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h2.pl}})
 		mu.Lock()
 		h2.pool, err = pool, perr
 		mu.Unlock()
@@ -271,7 +271,7 @@ func TestCallbacksSendingToThePeerOfAFullTakeoverFenceDoNotDeadlock(t *testing.T
 func TestCallbacksSendingToThePeerOfAFailedPoolWriteDoNotDeadlock(t *testing.T) {
 	d := startDLNet(t)
 	h := dialHandPool(t, d.a, "b")
-	pool, err := d.a.publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}, QueueEntries: 2})
+	pool, err := (*host)(d.a).publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: d.asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}, QueueEntries: 2})
 	require.NoError(t, err)
 	h.pool = pool
 	d.send("") // written: the link is past its fence

@@ -95,7 +95,7 @@ func onlyLink(t *testing.T, n *Node, node string) *link {
 	t.Helper()
 	var l *link
 	waitFor(t, "one link with "+node, func() bool {
-		p := n.current(node)
+		p := (*transport)(n).current(node)
 		if p == nil {
 			return false
 		}

@@ -29,7 +29,7 @@ func TestAPooledCallSettledByATeardownIsNotResentNatively(t *testing.T) {
 	// holds one message: a send fills it, and the call's push waits.
 	h := dialHandPool(t, a, "b")
 	h.halt()
-	pool, err := a.publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}},
+	pool, err := (*host)(a).publishPool("b", h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}},
 		poolOptions{Links: []*poolLink{h.pl}, QueueEntries: 1})
 	require.NoError(t, err)
 	h.pool = pool
@@ -51,7 +51,7 @@ func TestAPooledCallSettledByATeardownIsNotResentNatively(t *testing.T) {
 
 	// The teardown wakes the push (refused: the pool closed) and settles
 	// the call; only then does the caller look at it again.
-	a.unpublishPool(pool, errors.New("test: torn down"))
+	(*host)(a).unpublishPool(pool, errors.New("test: torn down"))
 	require.NoError(t, within(t, refusedErr(refused)))
 	waitFor(t, "the teardown settled the call", func() bool { return a.Stats().Pending == 0 })
 	close(release)

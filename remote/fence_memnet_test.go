@@ -192,7 +192,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 		h.halt()
 		pl.Close(errors.New("test over"))
 		if h.pool != nil {
-			a.unpublishPool(h.pool, errors.New("test over"))
+			(*host)(a).unpublishPool(h.pool, errors.New("test over"))
 		}
 	})
 	return h
@@ -201,7 +201,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 // publish publishes the pool of h's link.
 func (h *handPool) publish(t *testing.T, asys *actor.System, a *Node, node string) {
 	t.Helper()
-	pool, err := a.publishPool(node, h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
+	pool, err := (*host)(a).publishPool(node, h.pl.Incarnation(), []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
 	require.NoError(t, err)
 	h.pool = pool
 }
@@ -253,7 +253,7 @@ func TestAPoolWritesNothingBeforeTheNativePathIsDelivered(t *testing.T) {
 	conn.Release()
 	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
 	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
-	require.Equal(t, uint64(1), a.poolStatsFor("b").Messages.Load(), "4 went through the pool")
+	require.Equal(t, uint64(1), (*host)(a).poolStatsFor("b").Messages.Load(), "4 went through the pool")
 }
 
 func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
@@ -267,13 +267,13 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	for n := range int64(3) {
 		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
 	}
-	stats := a.poolStatsFor("b")
+	stats := (*host)(a).poolStatsFor("b")
 	waitFor(t, "1, 2, 3 written to the held pool link", func() bool { return stats.Messages.Load() == 3 })
 
 	// Unpublish while b lives (StopConnection does): a fence naming the
 	// pool link goes on the native link; the owner writes what is left
 	// (nothing) and half-closes the link (held too).
-	a.unpublishPool(h.pool, errors.New("test: connection stopped"))
+	(*host)(a).unpublishPool(h.pool, errors.New("test: connection stopped"))
 	h.drain(t)
 
 	s.SendNamed("b", "order", &testpb.Echo{N: 4})
@@ -305,7 +305,7 @@ func TestAPoolFindsItsFenceTheMomentItIsRouted(t *testing.T) {
 	waitFor(t, "1, 2, 3 written to the held native connection", func() bool { return conn.Buffered() == held })
 
 	h := dialHandPool(t, a, "b")
-	stats := a.poolStatsFor("b")
+	stats := (*host)(a).poolStatsFor("b")
 	// The first push comes the moment the route changes, and its proxy
 	// flushes then.
 	a.afterPublishSwap = func() {
@@ -335,7 +335,7 @@ func TestAReplacedPoolIsFencedLikeAnUnpublishedOne(t *testing.T) {
 	for n := range int64(3) {
 		s.SendNamed("b", "order", &testpb.Echo{N: n + 1})
 	}
-	stats := a.poolStatsFor("b")
+	stats := (*host)(a).poolStatsFor("b")
 	waitFor(t, "1, 2, 3 written to the held pool link", func() bool { return stats.Messages.Load() == 3 })
 
 	h2 := dialHandPool(t, a, "b")

@@ -10,8 +10,11 @@ import (
 )
 
 // host is the Node as the pooled path sees it (poolpath.Host): a type of
-// its own so that its methods stay out of the Node's API. proxypool gets
-// it through hooks.PoolHost.
+// its own so that its methods stay out of the Node's API. The pool
+// publication is its (pool.go): the routes by node, the pools published
+// and torn down in them, and the pooled-path counters by node, which
+// outlive a peer's incarnations. proxypool gets it through
+// hooks.PoolHost.
 type host Node
 
 func init() {
@@ -37,7 +40,7 @@ func (h *host) Publish(node string, inc uint64, proxies []actor.PID, opts poolpa
 		}
 		links[i] = pl
 	}
-	pool, err := h.node().publishPool(node, inc, proxies, poolOptions{
+	pool, err := h.publishPool(node, inc, proxies, poolOptions{
 		Links: links, QueueEntries: opts.QueueEntries, QueueBytes: opts.QueueBytes,
 		BatchSize: opts.BatchSize, FailFast: opts.FailFast, Dropped: opts.Dropped,
 	})
@@ -49,15 +52,15 @@ func (h *host) Publish(node string, inc uint64, proxies []actor.PID, opts poolpa
 
 func (h *host) Unpublish(pool poolpath.Pool, reason error) {
 	if p, ok := pool.(*pubPool); ok && p != nil && p.n == h.node() {
-		h.node().unpublishPool(p, reason)
+		h.unpublishPool(p, reason)
 	}
 }
 
 func (h *host) Route(node string) poolpath.Pool {
-	if p := h.node().route(node); p != nil {
+	if p := h.route(node); p != nil {
 		return p
 	}
 	return nil
 }
 
-func (h *host) Stats(node string) *poolpath.Stats { return h.node().poolStatsFor(node) }
+func (h *host) Stats(node string) *poolpath.Stats { return h.poolStatsFor(node) }

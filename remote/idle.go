@@ -127,7 +127,7 @@ func (n *Node) idleKeepsLocked(p *peer, l *link) string {
 		return "kept linked (a seed, Connect)"
 	case s.dialing != nil:
 		return "a dial is running"
-	case n.route(p.name) != nil:
+	case (*host)(n).route(p.name) != nil:
 		return "a pool is published"
 	case p.gone || p.leaving || p.out != l:
 		return "not its out link"

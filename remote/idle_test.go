@@ -82,7 +82,7 @@ func (x *idleNodes) forceIdle() {
 
 // inboundFrom counts n's live links that node dialed.
 func inboundFrom(n *Node, node string) int {
-	p := n.current(node)
+	p := (*transport)(n).current(node)
 	if p == nil {
 		return 0
 	}
@@ -278,11 +278,11 @@ func TestAnIdleLinkIsKeptWhileSomethingIsPinnedToIt(t *testing.T) {
 		require.NoError(t, err)
 		_, err = x.asys.Request(idleCtx(t, 5*time.Second), w, "watch")
 		require.NoError(t, err)
-		waitFor(t, "a holds the watch", func() bool { return x.a.current("b").watchCount() == 1 })
+		waitFor(t, "a holds the watch", func() bool { return (*transport)(x.a).current("b").watchCount() == 1 })
 		requireKeptOpen(t, x, "a watches an actor on b")
 		_, err = x.asys.Request(idleCtx(t, 5*time.Second), w, "unwatch")
 		require.NoError(t, err)
-		waitFor(t, "the watch gone", func() bool { return x.a.current("b").watchCount() == 0 })
+		waitFor(t, "the watch gone", func() bool { return (*transport)(x.a).current("b").watchCount() == 0 })
 	})
 
 	t.Run("b watches an actor on a", func(t *testing.T) {
@@ -293,11 +293,11 @@ func TestAnIdleLinkIsKeptWhileSomethingIsPinnedToIt(t *testing.T) {
 		require.NoError(t, err)
 		_, err = x.bsys.Request(idleCtx(t, 5*time.Second), w, "watch")
 		require.NoError(t, err)
-		waitFor(t, "a holds b's watch", func() bool { return x.a.current("b").inWatchCount() == 1 })
+		waitFor(t, "a holds b's watch", func() bool { return (*transport)(x.a).current("b").inWatchCount() == 1 })
 		requireKeptOpen(t, x, "b watches an actor on a")
 		_, err = x.bsys.Request(idleCtx(t, 5*time.Second), w, "unwatch")
 		require.NoError(t, err)
-		waitFor(t, "b's watch gone", func() bool { return x.a.current("b").inWatchCount() == 0 })
+		waitFor(t, "b's watch gone", func() bool { return (*transport)(x.a).current("b").inWatchCount() == 0 })
 	})
 
 	t.Run("a pool being built, then published", func(t *testing.T) {
@@ -305,7 +305,7 @@ func TestAnIdleLinkIsKeptWhileSomethingIsPinnedToIt(t *testing.T) {
 		requireKeptOpen(t, x, "a pool link dialed")
 		h.publish(t, x.asys, x.a, "b")
 		requireKeptOpen(t, x, "a pool published")
-		x.a.unpublishPool(h.pool, fmt.Errorf("test: torn down"))
+		(*host)(x.a).unpublishPool(h.pool, fmt.Errorf("test: torn down"))
 		h.drain(t)
 		waitFor(t, "the pool link ended", func() bool {
 			select {

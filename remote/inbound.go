@@ -423,14 +423,14 @@ func (l *link) sendReply(id uint64, msg any, err error, t *ticket) {
 	p := l.peer
 	var d delivery // assigned field by field: a literal is built aside and copied (a larger frame)
 	d.kind, d.node, d.inc, d.from, d.t = deliverReply, p.name, p.inc, l, t
-	err = n.deliver(&d, &el)
+	err = (*transport)(n).deliver(&d, &el)
 	if errors.Is(err, actor.ErrBadMessage) && el.Msg != nil {
 		// The answer itself cannot travel (it does not encode, or it is
 		// larger than a frame or MaxMessageSize): the caller learns that
 		// instead.
 		el = wire.Element{Kind: wire.KindReply, ID: id}
 		badReply(n, &el, err)
-		err = n.deliver(&d, &el)
+		err = (*transport)(n).deliver(&d, &el)
 	}
 	if err == nil {
 		return

@@ -45,10 +45,10 @@ func lostNet(t *testing.T, hb Liveness) (a, b *Node, asys *actor.System, h *hand
 	asys, a, _ = startNode(t, "a", cfg)
 	require.NoError(t, a.Connect(context.Background(), "b", ""))
 	h = dialHandPool(t, b, "a")
-	pool, err := b.publishPool("a", h.pl.Incarnation(), []actor.PID{{Node: "b", Incarnation: bsys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
+	pool, err := (*host)(b).publishPool("a", h.pl.Incarnation(), []actor.PID{{Node: "b", Incarnation: bsys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{h.pl}})
 	require.NoError(t, err)
 	h.pool = pool
-	p := a.current("b")
+	p := (*transport)(a).current("b")
 	require.NotNil(t, p)
 	waitFor(t, "b's pool link registered on a", func() bool {
 		p.mu.Lock()
@@ -136,7 +136,7 @@ func TestACallPendingWhenWeCloseALinkOfItsCalleeFails(t *testing.T) {
 
 	// Its reply is written on the lost link, and read by nobody.
 	free()
-	stats := b.poolStatsFor("a")
+	stats := (*host)(b).poolStatsFor("a")
 	waitFor(t, "b wrote the reply on its pool link", func() bool { return stats.Messages.Load() == 1 })
 	require.Zero(t, a.Stats().LateReplies)
 }
@@ -152,7 +152,7 @@ func TestACallWrittenAfterWeClosedALinkOfItsCalleeFailsAtItsFence(t *testing.T) 
 	require.NoError(t, b.Connect(context.Background(), "a", "")) // b's native link to a: its fences go there
 	loseLink(in)
 	done := callAsync(t, asys, "echo")
-	stats := b.poolStatsFor("a")
+	stats := (*host)(b).poolStatsFor("a")
 	waitFor(t, "b wrote the reply on its pool link", func() bool { return stats.Messages.Load() == 1 })
 	require.Equal(t, 1, a.Stats().Pending, "nothing but the callee's fence may end the call here")
 
@@ -175,7 +175,7 @@ func TestACallWrittenAfterWeClosedALinkOfItsCalleeFailsAfterTheWindow(t *testing
 	closed := time.Now()
 	loseLink(in)
 	done := callAsync(t, asys, "echo")
-	stats := b.poolStatsFor("a")
+	stats := (*host)(b).poolStatsFor("a")
 	waitFor(t, "b wrote the reply on its pool link", func() bool { return stats.Messages.Load() == 1 })
 	err := endsWithin(t, done, 10*time.Second)
 	requireMayHaveExecuted(t, err)
@@ -191,7 +191,7 @@ func TestACallWrittenAfterWeClosedALinkOfItsCalleeFailsAfterTheWindow(t *testing
 
 // noPoolLink reports whether n has no live pool link with node left.
 func noPoolLink(n *Node, node string) bool {
-	p := n.current(node)
+	p := (*transport)(n).current(node)
 	if p == nil {
 		return false
 	}

@@ -15,7 +15,7 @@ import (
 
 // sendTo is the transport's Send: fire and forget to a remote PID. On
 // the first contact with a node it waits for the link (DialTimeout).
-func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error {
+func (n *transport) sendTo(ctx context.Context, sender, to actor.PID, msg any) error {
 	el := wire.Element{Kind: wire.KindSend, To: to, Sender: sender}
 	return n.oneWay(ctx, &delivery{
 		aim: aimPID, node: to.Node, inc: to.Incarnation, key: senderKey(sender), root: sender.IsZero(),
@@ -23,7 +23,7 @@ func (n *Node) sendTo(ctx context.Context, sender, to actor.PID, msg any) error 
 }
 
 // sendNamed is the transport's SendNamed.
-func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
+func (n *transport) sendNamed(ctx context.Context, sender actor.PID, node, name string, msg any) error {
 	el := wire.Element{Kind: wire.KindSend, ToName: name, Sender: sender}
 	return n.oneWay(ctx, &delivery{
 		aim: aimName, node: node, key: senderKey(sender), root: sender.IsZero(),
@@ -31,7 +31,7 @@ func (n *Node) sendNamed(ctx context.Context, sender actor.PID, node, name strin
 }
 
 // cast is the transport's Cast.
-func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
+func (n *transport) cast(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) error {
 	el := wire.Element{Kind: wire.KindCast, Fn: fn}
 	return n.oneWay(ctx, &delivery{
 		aim: aimFn, node: node, key: senderKey(sender), root: sender.IsZero(),
@@ -39,7 +39,7 @@ func (n *Node) cast(ctx context.Context, sender actor.PID, node, fn string, arg 
 }
 
 // request is the transport's Request.
-func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
+func (n *transport) request(ctx context.Context, sender, to actor.PID, msg any) (any, error) {
 	el := wire.Element{Kind: wire.KindRequest, To: to, Sender: sender}
 	return n.call(ctx, &delivery{
 		kind: deliverCall, aim: aimPID, node: to.Node, inc: to.Incarnation, key: senderKey(sender), root: sender.IsZero(),
@@ -47,7 +47,7 @@ func (n *Node) request(ctx context.Context, sender, to actor.PID, msg any) (any,
 }
 
 // requestNamed is the transport's RequestNamed.
-func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
+func (n *transport) requestNamed(ctx context.Context, sender actor.PID, node, name string, msg any) (any, error) {
 	el := wire.Element{Kind: wire.KindRequest, ToName: name, Sender: sender}
 	return n.call(ctx, &delivery{
 		kind: deliverCall, aim: aimName, node: node, key: senderKey(sender), root: sender.IsZero(),
@@ -55,7 +55,7 @@ func (n *Node) requestNamed(ctx context.Context, sender actor.PID, node, name st
 }
 
 // callFn is the transport's Call.
-func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
+func (n *transport) callFn(ctx context.Context, sender actor.PID, node, fn string, arg proto.Message) (proto.Message, error) {
 	el := wire.Element{Kind: wire.KindCall, Fn: fn}
 	v, err := n.call(ctx, &delivery{
 		kind: deliverCall, aim: aimFn, node: node, key: senderKey(sender), root: sender.IsZero(),
@@ -70,18 +70,18 @@ func (n *Node) callFn(ctx context.Context, sender actor.PID, node, fn string, ar
 // prepare is what every send, cast, call and request does before it
 // goes: its payload (encoded by the path that takes it), and the trace
 // and headers ctx carries; the span, if any, is ended by the caller.
-func (n *Node) prepare(ctx context.Context, d *delivery, el *wire.Element, msg any) (trace.Span, error) {
+func (n *transport) prepare(ctx context.Context, d *delivery, el *wire.Element, msg any) (trace.Span, error) {
 	typ, pm, err := wire.PayloadOf(msg)
 	if err != nil {
 		n.stats.badMessages.Add(1)
 		return nil, d.fail(el, d.inc, err)
 	}
 	el.Type, el.Msg = typ, pm
-	return n.traceOut(ctx, d.node, el), nil
+	return n.node().traceOut(ctx, d.node, el), nil
 }
 
 // oneWay sends a send or cast.
-func (n *Node) oneWay(ctx context.Context, d *delivery, el *wire.Element, msg any) error {
+func (n *transport) oneWay(ctx context.Context, d *delivery, el *wire.Element, msg any) error {
 	sp, err := n.prepare(ctx, d, el, msg)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func (n *Node) oneWay(ctx context.Context, d *delivery, el *wire.Element, msg an
 
 // call sends a call or request pinned to the node's current incarnation
 // and waits for the reply, ctx, or liveness: a delivery, and a wait.
-func (n *Node) call(ctx context.Context, d *delivery, el *wire.Element, msg any) (any, error) {
+func (n *transport) call(ctx context.Context, d *delivery, el *wire.Element, msg any) (any, error) {
 	sp, err := n.prepare(ctx, d, el, msg)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (n *Node) call(ctx context.Context, d *delivery, el *wire.Element, msg any)
 // callAndWait numbers the call, delivers it pending, and waits: for its
 // reply, for the failure of the path or incarnation that took it, or for
 // ctx (the call is then cancelled there if it may still run).
-func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (any, error) {
+func (n *transport) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (any, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		el.Deadline = dl.UnixNano()
 	}
@@ -136,7 +136,7 @@ func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (
 		return nil, pc.err
 	}
 	if lr := pc.large; lr != nil {
-		m, err := decode(n, lr.typ, lr.payload)
+		m, err := decode(n.node(), lr.typ, lr.payload)
 		if err != nil {
 			return nil, &actor.Error{Op: pc.op, Node: d.node, Incarnation: p.inc, Target: pc.tg.String(), Err: fmt.Errorf("reply: %w", err), Outcome: actor.Executed}
 		}
@@ -153,8 +153,8 @@ func (n *Node) callAndWait(ctx context.Context, d *delivery, el *wire.Element) (
 // else it is diverted to the native path, which reaches that incarnation
 // or nothing. A send or call pinned to an incarnation the pool is not
 // for fails in pushPooled (ErrNoProcess), as it does natively.
-func (n *Node) routeFor(d *delivery, refused *pubPool) *pubPool {
-	pool := n.route(d.node)
+func (n *transport) routeFor(d *delivery, refused *pubPool) *pubPool {
+	pool := (*host)(n).route(d.node)
 	if pool == nil || pool == refused {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (n *Node) routeFor(d *delivery, refused *pubPool) *pubPool {
 // error is an *actor.Error with its class; for replies, an error wrapping
 // actor.ErrBadMessage says the reply cannot be encoded, any other that
 // no path took it.
-func (n *Node) deliver(d *delivery, el *wire.Element) error {
+func (n *transport) deliver(d *delivery, el *wire.Element) error {
 	var refused *pubPool
 	for {
 		if pool := n.routeFor(d, refused); pool != nil {
@@ -192,7 +192,7 @@ func (n *Node) deliver(d *delivery, el *wire.Element) error {
 
 // pushPooled pushes d into pool; done false means the pool refused it
 // and d goes on to the native path.
-func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bool, err error) {
+func (n *transport) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bool, err error) {
 	p := pool.peer
 	if d.kind != deliverReply && d.inc != 0 && pool.inc != d.inc {
 		return true, d.notCurrent(el, pool.inc)
@@ -236,7 +236,7 @@ func (n *Node) pushPooled(pool *pubPool, d *delivery, el *wire.Element) (done bo
 // poolRefused settles a push that pool refused with err: done false sends
 // d on to the native path. Apart from pushPooled, whose frame every
 // message's stack carries.
-func (n *Node) poolRefused(pool *pubPool, d *delivery, el *wire.Element, err error) (done bool, _ error) {
+func (n *transport) poolRefused(pool *pubPool, d *delivery, el *wire.Element, err error) (done bool, _ error) {
 	switch d.kind {
 	case deliverReply:
 		// A reply must reach its caller: any refusal but an answer that
@@ -269,13 +269,13 @@ func (n *Node) poolRefused(pool *pubPool, d *delivery, el *wire.Element, err err
 // pushNative pushes a send or call on the native link to d's node,
 // dialled if need be; done false means it is to be routed again (a pool
 // was published meanwhile, or the link closed for idleness).
-func (n *Node) pushNative(d *delivery, el *wire.Element, refused *pubPool) (done bool, err error) {
+func (n *transport) pushNative(d *delivery, el *wire.Element, refused *pubPool) (done bool, err error) {
 	var p *peer
 	var l *link
 	if d.kind == deliverCall {
-		p, l, err = n.connect(d.ctx, d.node)
+		p, l, err = n.node().connect(d.ctx, d.node)
 	} else {
-		p, l, err = n.connectBounded(d.node)
+		p, l, err = n.node().connectBounded(d.node)
 	}
 	if err != nil {
 		return true, d.fail(el, d.inc, err)
@@ -317,7 +317,7 @@ func (n *Node) pushNative(d *delivery, el *wire.Element, refused *pubPool) (done
 		n.stats.sendsNative.Add(1)
 	}
 	if n.nativeWatched.Load() {
-		n.noteNative(p)
+		n.node().noteNative(p)
 	}
 	d.p = p
 	return true, nil
@@ -326,7 +326,7 @@ func (n *Node) pushNative(d *delivery, el *wire.Element, refused *pubPool) (done
 // replyNative pushes a reply on the link its call came on, else on
 // another live link of the caller's incarnation. Handed on, the call's
 // admission ticket is given back.
-func (n *Node) replyNative(d *delivery, el *wire.Element) error {
+func (n *transport) replyNative(d *delivery, el *wire.Element) error {
 	l := d.from
 	var err error = errLinkClosed
 	if !l.isClosed() {
@@ -351,14 +351,14 @@ func (n *Node) replyNative(d *delivery, el *wire.Element) error {
 
 // countBad counts an outgoing message that could not be encoded (or was
 // too large for a frame).
-func (n *Node) countBad(err error) {
+func (n *transport) countBad(err error) {
 	if errors.Is(err, actor.ErrBadMessage) {
 		n.stats.badMessages.Add(1)
 	}
 }
 
 // sendCancel tells the incarnation that took the call to cancel it.
-func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
+func (n *transport) sendCancel(p *peer, pc *pendingCall, id uint64) {
 	el := &wire.Element{Kind: wire.KindCancel, ID: id}
 	if !pc.via.cancelCall(el) {
 		p.sendCtl(el)
@@ -366,9 +366,9 @@ func (n *Node) sendCancel(p *peer, pc *pendingCall, id uint64) {
 }
 
 // watch is the transport's Watch.
-func (n *Node) watch(watcher, target actor.PID) {
+func (n *transport) watch(watcher, target actor.PID) {
 again:
-	p, l, err := n.connectBounded(target.Node)
+	p, l, err := n.node().connectBounded(target.Node)
 	if err != nil {
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
 		return
@@ -392,7 +392,7 @@ again:
 }
 
 // unwatch is the transport's Unwatch.
-func (n *Node) unwatch(watcher, target actor.PID) {
+func (n *transport) unwatch(watcher, target actor.PID) {
 	p := n.current(target.Node)
 	if p == nil || p.inc != target.Incarnation {
 		return
@@ -403,7 +403,7 @@ func (n *Node) unwatch(watcher, target actor.PID) {
 
 // notifyTerminated is the transport's NotifyTerminated: a local actor a
 // remote watcher watched has ended.
-func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
+func (n *transport) notifyTerminated(watcher, pid actor.PID, reason error) {
 	p := n.current(watcher.Node)
 	if p == nil || p.inc != watcher.Incarnation {
 		return // the watcher's incarnation is gone; it learned of it there
@@ -418,7 +418,7 @@ func (n *Node) notifyTerminated(watcher, pid actor.PID, reason error) {
 }
 
 // current is the live incarnation of node, or nil.
-func (n *Node) current(node string) *peer {
+func (n *transport) current(node string) *peer {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if s := n.slots[node]; s != nil {

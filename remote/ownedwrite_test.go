@@ -56,10 +56,10 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 		default:
 		}
 	})
-	pool, err := a.publishPool("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{pl}})
+	pool, err := (*host)(a).publishPool("b", info.Incarnation, []actor.PID{{Node: "a", Incarnation: asys.Incarnation(), ID: 1}}, poolOptions{Links: []*poolLink{pl}})
 	require.NoError(t, err)
-	t.Cleanup(func() { a.unpublishPool(pool, errors.New("test over")) })
-	stats := a.poolStatsFor("b")
+	t.Cleanup(func() { (*host)(a).unpublishPool(pool, errors.New("test over")) })
+	stats := (*host)(a).poolStatsFor("b")
 
 	call := func() {
 		v, err := asys.Call(ctx, "b", "echo", &testpb.Echo{Text: "x"})

@@ -344,8 +344,8 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	p.running.cancelAll(true)
 	n.dropInWatches(inWatches) // prune.go
 	p.fireWatches(reason)
-	if pool := n.route(p.name); pool != nil && pool.peer == p {
-		n.unpublishPool(pool, reason)
+	if pool := (*host)(n).route(p.name); pool != nil && pool.peer == p {
+		(*host)(n).unpublishPool(pool, reason)
 	}
 	for _, l := range links {
 		l.close(fmt.Errorf("incarnation gone: %w", reason))

@@ -121,7 +121,7 @@ type poolStats = poolpath.Stats
 
 // poolStatsFor returns the pooled-path counters for node (created on
 // first use; they survive pool rebuilds).
-func (n *Node) poolStatsFor(node string) *poolStats {
+func (n *host) poolStatsFor(node string) *poolStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.poolStats == nil {
@@ -138,7 +138,7 @@ func (n *Node) poolStatsFor(node string) *poolStats {
 // publishPool makes proxies the pool for node's incarnation inc. It fails if
 // inc is not node's current incarnation. A pool published earlier for
 // node is unpublished.
-func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts poolOptions) (*pubPool, error) {
+func (n *host) publishPool(node string, inc uint64, proxies []actor.PID, opts poolOptions) (*pubPool, error) {
 	if len(proxies) == 0 || len(opts.Links) != len(proxies) {
 		return nil, fmt.Errorf("remote: publish pool for %s: %d proxies, %d links: want as many, at least one", node, len(proxies), len(opts.Links))
 	}
@@ -151,7 +151,7 @@ func (n *Node) publishPool(node string, inc uint64, proxies []actor.PID, opts po
 	}
 	p := s.cur
 	pool := &pubPool{
-		n: n, node: node, inc: inc, peer: p, stats: stats, dropped: opts.Dropped,
+		n: (*Node)(n), node: node, inc: inc, peer: p, stats: stats, dropped: opts.Dropped,
 		ends:    wire.Ends{SelfNode: n.sys.Name(), SelfInc: n.sys.Incarnation(), PeerNode: node, PeerInc: inc, MaxMsg: n.cfg.Limits.MaxMessageSize},
 		proxies: append([]actor.PID(nil), proxies...),
 		links:   append([]*poolLink(nil), opts.Links...),
@@ -223,7 +223,7 @@ func (pl *pubPool) linkList() []*link {
 // pool's links are fenced in the same step (supersede.go): whatever a
 // sender sends natively from now on is delivered after what the pool's
 // links carried, as when a pool takes over from the native path.
-func (n *Node) unpublishPool(pool *pubPool, reason error) {
+func (n *host) unpublishPool(pool *pubPool, reason error) {
 	p := pool.peer
 	var fx effects // closing a link too full for the fence: after the path lock
 	live := !p.isGone()
@@ -244,7 +244,7 @@ func (n *Node) unpublishPool(pool *pubPool, reason error) {
 	n.closePool(pool, reason)
 }
 
-func (n *Node) closePool(pool *pubPool, reason error) {
+func (n *host) closePool(pool *pubPool, reason error) {
 	if !pool.closed.CompareAndSwap(false, true) {
 		return
 	}
@@ -256,7 +256,7 @@ func (n *Node) closePool(pool *pubPool, reason error) {
 }
 
 // swapRoute replaces node's route; under n.mu. Readers never lock.
-func (n *Node) swapRoute(node string, pool *pubPool) (old *pubPool) {
+func (n *host) swapRoute(node string, pool *pubPool) (old *pubPool) {
 	cur := n.routes.Load()
 	next := make(map[string]*pubPool, len(*cur)+1)
 	for k, v := range *cur {
@@ -273,7 +273,7 @@ func (n *Node) swapRoute(node string, pool *pubPool) (old *pubPool) {
 }
 
 // route returns the published pool for node, or nil (native path).
-func (n *Node) route(node string) *pubPool {
+func (n *host) route(node string) *pubPool {
 	pool := (*n.routes.Load())[node]
 	if pool == nil || pool.closed.Load() {
 		return nil
@@ -283,7 +283,7 @@ func (n *Node) route(node string) *pubPool {
 
 // sweepPools trims the recycled buffers of the proxy queues that stayed
 // idle since the last sweep.
-func (n *Node) sweepPools() {
+func (n *host) sweepPools() {
 	for _, pool := range *n.routes.Load() {
 		for _, l := range pool.links {
 			l.q.sweep()

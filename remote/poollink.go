@@ -66,7 +66,7 @@ func (n *Node) dialPool(ctx context.Context, node string, inc uint64, worker int
 		conn.Close()
 		return nil, err
 	}
-	pl := &poolLink{n: n, l: l, stats: n.poolStatsFor(node)}
+	pl := &poolLink{n: n, l: l, stats: (*host)(n).poolStatsFor(node)}
 	pl.q.opts.maxBody = n.cfg.Limits.MaxFrameSize - 1 - binary.MaxVarintLen64
 	pl.q.wake = func() {}
 	return pl, nil

@@ -65,7 +65,7 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	if full {
 		n.stats.watchesRefused.Add(1)
 		n.peerLine(slog.LevelDebug, "watch refused: the peer holds too many", "peer", p.name, "max", n.cfg.Limits.MaxWatchesPerPeer)
-		n.notifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
+		(*transport)(n).notifyTerminated(watcher, target, actor.NewError("watch", n.sys.Name(), n.sys.Incarnation(), target.String(),
 			fmt.Errorf("%w: %s holds %d watches on %s (MaxWatchesPerPeer)", actor.ErrOverloaded, p.name, n.cfg.Limits.MaxWatchesPerPeer, n.sys.Name())))
 		return
 	}

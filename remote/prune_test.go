@@ -50,7 +50,7 @@ func TestAnnouncementsAreBoundedAndGoWithTheirIncarnation(t *testing.T) {
 	_, err := conn.Write(e.AppendFrame(nil, &wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Meta: map[string]string{"svc": "1.0"}}}))
 	require.NoError(t, err)
 	waitFor(t, "the announcement kept", func() bool { info, _ := victim.Peer("modest"); return info.Meta["svc"] == "1.0" })
-	p := victim.current("modest")
+	p := (*transport)(victim).current("modest")
 	victim.onMember(discovery.Event{Type: discovery.MemberDown, Member: discovery.Member{Node: "modest", Incarnation: 300}})
 	waitFor(t, "the old incarnation gone", func() bool { return p.isGone() })
 	require.Nil(t, p.info().Meta, "released with its incarnation")
@@ -100,7 +100,7 @@ func TestWatchesAreBoundedPerPeerAndRemovedWithIt(t *testing.T) {
 		}
 	}
 	waitFor(t, "the refusals counted", func() bool { return victim.Stats().WatchesRefused == 501 })
-	p := victim.current("watcher")
+	p := (*transport)(victim).current("watcher")
 	p.mu.Lock()
 	kept := len(p.inWatches)
 	p.mu.Unlock()

@@ -83,7 +83,7 @@ func TestFramesOfAWriteCutShortAreCounted(t *testing.T) {
 	}
 	fill() // the writer is blocked in a big write again, the buffer full
 	before := n.Stats().DroppedUnsent
-	l := n.current("peer").outLink()
+	l := (*transport)(n).current("peer").outLink()
 	// What the kernel holds between the two: the only sends that may be
 	// lost without a count, once the writer is blocked and they stop moving.
 	queued, since := kernelQueued(t, conn, l.conn), time.Now()
