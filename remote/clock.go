@@ -59,7 +59,7 @@ func (n *Node) tick(now time.Time) {
 	if now.Sub(n.swept) >= workerSweep {
 		n.swept = now
 		n.workers.sweep()       // callworkers.go
-		(*host)(n).sweepPools() // proxyqueue.go
+		(*host)(n).sweepPools() // pool.go
 	}
 	if now.Sub(n.pruned) >= n.cfg.pruneEvery() {
 		n.pruned = now
