@@ -93,15 +93,16 @@ func (n *Node) Peers() []PeerInfo {
 const nativeNoteEvery = int64(time.Second)
 
 // noteNative reports native traffic to p to the OnNativeTraffic hooks,
-// at most once per nativeNoteEvery. Callers check n.nativeWatched first,
-// so a node without such a hook pays one atomic load per message.
-func (n *Node) noteNative(p *peer) {
+// at most once per nativeNoteEvery. Callers check the node's
+// nativeWatched first, so a node without such a hook pays one atomic
+// load per message.
+func (p *peer) noteNative() {
 	now := time.Now().UnixNano()
 	last := p.nativeNoted.Load()
 	if now-last < nativeNoteEvery || !p.nativeNoted.CompareAndSwap(last, now) {
 		return
 	}
-	n.each(func(h *Hooks) {
+	p.node.each(func(h *Hooks) {
 		if h.OnNativeTraffic != nil {
 			h.OnNativeTraffic(p.name)
 		}

@@ -200,12 +200,12 @@ func (p *peer) sendCtl(el *wire.Element) bool {
 // onIdleClose handles the peer's CtlIdleClose on l: it closes l, which it
 // dialed, for idleness. We write nothing more on it; it closes when the
 // reader reaches its end.
-func (n *Node) onIdleClose(l *link) {
+func (l *link) onIdleClose() {
 	if l.outbound {
 		return // only a link's dialer closes it for idleness
 	}
 	l.peerIdle.Store(true)
-	n.peerLine(slog.LevelDebug, "the peer closes an idle link", "peer", l.ends.PeerNode, "link", l.kind())
+	l.node.peerLine(slog.LevelDebug, "the peer closes an idle link", "peer", l.ends.PeerNode, "link", l.kind())
 }
 
 // endOfIdle reports whether reason is the expected end of a link its

@@ -49,7 +49,7 @@ func (l *link) dispatch(k wire.Kind, body []byte) error {
 		}
 	}
 	if k == wire.KindControl && len(body) > n.cfg.Limits.MaxAnnounceBytes && wire.ControlOp(body[0]) == wire.CtlAnnounce {
-		n.refuseAnnounce(l, len(body)) // prune.go; never decoded
+		l.refuseAnnounce(len(body)) // prune.go; never decoded
 		return nil
 	}
 	var el wire.Element
@@ -157,7 +157,7 @@ func (l *link) inTracedSend(el *wire.Element) {
 		l.dropSend(el, err)
 		return
 	}
-	tc, sp := n.traceIn(context.Background(), l.ends.PeerNode, el)
+	tc, sp := traceIn(context.Background(), n, l.ends.PeerNode, el)
 	l.dispatching.Store(true) // as in flushRun
 	err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, nil)
 	l.dispatching.Store(false)
@@ -201,7 +201,7 @@ func (l *link) inCast(el *wire.Element) {
 	ctx, done := p.ctx, func() { p.adm.release(size) }
 	if carries(el) {
 		var sp trace.Span
-		ctx, sp = n.traceIn(p.ctx, l.ends.PeerNode, el)
+		ctx, sp = traceIn(p.ctx, n, l.ends.PeerNode, el)
 		if sp != nil {
 			done = func() { p.adm.release(size); sp.End() }
 		}
@@ -271,7 +271,7 @@ func (l *link) inCall(el *wire.Element) {
 	}
 	if carries(el) {
 		tr := &inTrace{}
-		tr.ctx, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		tr.ctx, tr.span = traceIn(context.Background(), n, l.ends.PeerNode, el)
 		c.ctx.tr = tr
 	}
 	l.owed.Add(1)
@@ -318,7 +318,7 @@ func (l *link) inRequest(el *wire.Element) {
 	if carries(el) {
 		tr := &tracedReplier{remoteReplier: r}
 		var tc context.Context
-		tc, tr.span = n.traceIn(context.Background(), l.ends.PeerNode, el)
+		tc, tr.span = traceIn(context.Background(), n, l.ends.PeerNode, el)
 		replier = tr
 		err = actorhooks.DeliverTraced(n.sys, l.ctx, tc, el.Sender, el.To, el.ToName, msg, tr)
 	} else if el.ToName != "" {
@@ -492,11 +492,11 @@ func (l *link) inControl(c *wire.Control) {
 		l.peer.fencedLost(c.Links) // lostreply.go
 		l.awaitFenced(c.Links)
 	case wire.CtlIdleClose:
-		n.onIdleClose(l) // idle.go
+		l.onIdleClose() // idle.go
 	case wire.CtlWatch:
-		n.inWatch(l.peer, c.Watcher, c.Target) // prune.go: bounded per peer
+		l.peer.inWatch(c.Watcher, c.Target) // prune.go: bounded per peer
 	case wire.CtlUnwatch:
-		n.inUnwatch(l.peer, c.Watcher, c.Target)
+		l.peer.inUnwatch(c.Watcher, c.Target)
 	case wire.CtlTerminated:
 		l.peer.removeWatch(c.Watcher, c.Target)
 		var reason error

@@ -373,7 +373,7 @@ func (l *link) closeLater(reason error, fx *effects) {
 		case l.wake <- struct{}{}:
 		default:
 		}
-		l.node.linkDown(l, reason)
+		l.linkDown(reason)
 	})
 }
 

@@ -77,7 +77,7 @@ func (n *transport) prepare(ctx context.Context, d *delivery, el *wire.Element, 
 		return nil, d.fail(el, d.inc, err)
 	}
 	el.Type, el.Msg = typ, pm
-	return n.node().traceOut(ctx, d.node, el), nil
+	return traceOut(ctx, n.node(), d.node, el), nil
 }
 
 // oneWay sends a send or cast.
@@ -317,7 +317,7 @@ func (n *transport) pushNative(d *delivery, el *wire.Element, refused *pubPool) 
 		n.stats.sendsNative.Add(1)
 	}
 	if n.nativeWatched.Load() {
-		n.node().noteNative(p)
+		p.noteNative()
 	}
 	d.p = p
 	return true, nil

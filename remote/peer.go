@@ -254,8 +254,9 @@ func (p *peer) failOnLink(l *link, clean bool, reason error) int {
 	return len(failed)
 }
 
-// linkDown handles the end of one link.
-func (n *Node) linkDown(l *link, reason error) {
+// linkDown handles the end of l.
+func (l *link) linkDown(reason error) {
+	n := l.node
 	p := l.peer
 	if p == nil {
 		return
@@ -342,7 +343,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	}
 	n.stats.failedByLiveness.Add(uint64(len(pending)))
 	p.running.cancelAll(true)
-	n.dropInWatches(inWatches) // prune.go
+	dropInWatches(n, inWatches) // prune.go
 	p.fireWatches(reason)
 	if pool := (*host)(n).route(p.name); pool != nil && pool.peer == p {
 		(*host)(n).unpublishPool(pool, reason)

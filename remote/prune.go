@@ -37,11 +37,12 @@ const maxTombs = 64
 // watchKey is one watch a peer holds on a local actor.
 type watchKey struct{ watcher, target actor.PID }
 
-// inWatch registers a peer's watch on a local actor, within the peer's
-// bound. The watcher must be one of the peer's own actors. At the bound
-// the watcher is told at once that the watch could not be kept (a
-// termination whose reason wraps actor.ErrOverloaded).
-func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
+// inWatch registers p's watch on a local actor, within p's bound. The
+// watcher must be one of p's own actors. At the bound the watcher is
+// told at once that the watch could not be kept (a termination whose
+// reason wraps actor.ErrOverloaded).
+func (p *peer) inWatch(watcher, target actor.PID) {
+	n := p.node
 	if watcher.Node != p.name || watcher.Incarnation != p.inc {
 		n.stats.watchesRefused.Add(1)
 		n.peerLine(slog.LevelDebug, "watch ignored: the watcher is not the peer's own actor", "peer", p.name, "watcher", watcher.String())
@@ -72,10 +73,10 @@ func (n *Node) inWatch(p *peer, watcher, target actor.PID) {
 	actorhooks.WatchLocal(n.sys, watcher, target)
 }
 
-// inUnwatch cancels a peer's watch.
-func (n *Node) inUnwatch(p *peer, watcher, target actor.PID) {
+// inUnwatch cancels p's watch.
+func (p *peer) inUnwatch(watcher, target actor.PID) {
 	p.dropInWatch(watcher, target)
-	actorhooks.UnwatchLocal(n.sys, watcher, target)
+	actorhooks.UnwatchLocal(p.node.sys, watcher, target)
 }
 
 // dropInWatch forgets a watch that ended (the target terminated and the
@@ -86,17 +87,18 @@ func (p *peer) dropInWatch(watcher, target actor.PID) {
 	p.mu.Unlock()
 }
 
-// dropInWatches removes a gone incarnation's watches from the actors.
-func (n *Node) dropInWatches(ws map[watchKey]struct{}) {
+// dropInWatches removes a gone incarnation's watches from n's actors.
+func dropInWatches(n *Node, ws map[watchKey]struct{}) {
 	for k := range ws {
 		actorhooks.UnwatchLocal(n.sys, k.watcher, k.target)
 	}
 }
 
-// refuseAnnounce ignores an announcement over MaxAnnounceBytes, before
-// it is decoded; the link stays up and the peer keeps what it announced
-// before.
-func (n *Node) refuseAnnounce(l *link, size int) {
+// refuseAnnounce ignores an announcement over MaxAnnounceBytes read on
+// l, before it is decoded; l stays up and the peer keeps what it
+// announced before.
+func (l *link) refuseAnnounce(size int) {
+	n := l.node
 	n.stats.announcesRefused.Add(1)
 	n.peerLine(slog.LevelWarn, "announcement ignored", "peer", l.ends.PeerNode, "bytes", size, "reason", fmt.Sprintf("%d bytes exceeds MaxAnnounceBytes %d", size, n.cfg.Limits.MaxAnnounceBytes))
 }

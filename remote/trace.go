@@ -81,9 +81,9 @@ func spanAttrs(peer string, el *wire.Element) trace.SpanStartEventOption {
 }
 
 // traceOut sets el's trace from ctx's span, if ctx holds a valid one,
-// and returns the client or producer span made for it (nil without a
-// provider or without a span): the caller ends it with endSpan.
-func (n *Node) traceOut(ctx context.Context, peer string, el *wire.Element) trace.Span {
+// and returns the client or producer span n's tracer made for it (nil
+// without a provider or without a span): the caller ends it with endSpan.
+func traceOut(ctx context.Context, n *Node, peer string, el *wire.Element) trace.Span {
 	if ctx == context.Background() {
 		return nil // the common case, without a lookup
 	}
@@ -114,7 +114,7 @@ func (n *Node) traceOut(ctx context.Context, peer string, el *wire.Element) trac
 // headers el carried are in the context too (actor.HeadersFrom); an
 // element with headers and no trace gets base with its headers and no
 // span.
-func (n *Node) traceIn(base context.Context, peer string, el *wire.Element) (context.Context, trace.Span) {
+func traceIn(base context.Context, n *Node, peer string, el *wire.Element) (context.Context, trace.Span) {
 	if el.Headers != nil {
 		base = actor.WithHeaders(base, el.Headers)
 	}
@@ -140,14 +140,14 @@ func (n *Node) traceIn(base context.Context, peer string, el *wire.Element) (con
 	if el.Kind == wire.KindCall || el.Kind == wire.KindRequest {
 		kind = trace.SpanKindServer
 	}
-	name, attrs := n.spanFor(peer, el)
+	name, attrs := spanFor(n, peer, el)
 	return n.tracer.Start(ctx, name, trace.WithSpanKind(kind), attrs)
 }
 
 // spanFor is the name and attributes of the span an inbound element
-// makes: its function or registered name only when this node has it (a
-// peer may send any name); else "mailroom.<kind> (unknown target)".
-func (n *Node) spanFor(peer string, el *wire.Element) (string, trace.SpanStartEventOption) {
+// makes: its function or registered name only when n has it (a peer may
+// send any name); else "mailroom.<kind> (unknown target)".
+func spanFor(n *Node, peer string, el *wire.Element) (string, trace.SpanStartEventOption) {
 	known := true
 	switch {
 	case el.Kind == wire.KindCast || el.Kind == wire.KindCall:
