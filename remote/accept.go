@@ -75,11 +75,24 @@ func (r *logLimiter) allow(now time.Time) (ok bool, suppressed int) {
 	return true, suppressed
 }
 
-func (n *Node) acceptLoop() {
+// acceptor is this node's listener and what the accept loop keeps to
+// bound what strangers cost: the handshakes in progress (gate) and the
+// rate limits of the lines they can make it log.
+type acceptor struct {
+	node       *Node
+	ln         net.Listener
+	gate       *handshakeGate // handshakes in progress
+	acceptLog  logLimiter     // accept errors
+	shedLog    logLimiter     // connections over a handshake cap
+	refusedLog logLimiter     // failed inbound handshakes
+}
+
+func (a *acceptor) loop() {
+	n := a.node
 	defer n.wg.Done()
 	bo := backoff{min: acceptBackoffMin, max: acceptBackoffMax}
 	for {
-		conn, err := n.ln.Accept()
+		conn, err := a.ln.Accept()
 		if err != nil {
 			select {
 			case <-n.stop:
@@ -91,7 +104,7 @@ func (n *Node) acceptLoop() {
 			}
 			n.stats.acceptErrors.Add(1)
 			wait := bo.next()
-			if ok, suppressed := n.acceptLog.allow(time.Now()); ok {
+			if ok, suppressed := a.acceptLog.allow(time.Now()); ok {
 				n.log.Warn("accept failed; backing off", "err", err, "retry_in", wait, "suppressed", suppressed)
 			}
 			t := time.NewTimer(wait)
@@ -104,18 +117,18 @@ func (n *Node) acceptLoop() {
 			continue
 		}
 		bo.reset()
-		slot, shed := n.gate.enter(sourceOf(conn), conn)
+		slot, shed := a.gate.enter(sourceOf(conn), conn)
 		if shed != nil {
 			_ = shed.Close() // its handshake's goroutine gives up and leaves
 		}
 		if slot == nil || shed != nil {
 			n.stats.handshakesShed.Add(1)
-			if ok, suppressed := n.shedLog.allow(time.Now()); ok {
+			if ok, suppressed := a.shedLog.allow(time.Now()); ok {
 				what, remote := "connection closed: too many handshakes in progress", conn.RemoteAddr().String()
 				if shed != nil {
 					what, remote = "oldest handshake shed for a newcomer: too many in progress", shed.RemoteAddr().String()
 				}
-				n.log.Warn(what, "remote", remote, "in_progress", n.gate.inProgress(), "max", n.cfg.Limits.MaxHandshakes, "max_per_ip", n.cfg.Limits.MaxHandshakesPerIP, "suppressed", suppressed)
+				n.log.Warn(what, "remote", remote, "in_progress", a.gate.inProgress(), "max", n.cfg.Limits.MaxHandshakes, "max_per_ip", n.cfg.Limits.MaxHandshakesPerIP, "suppressed", suppressed)
 			}
 		}
 		if slot == nil {
@@ -125,7 +138,7 @@ func (n *Node) acceptLoop() {
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			n.accept(conn, slot)
+			a.accept(conn, slot)
 		}()
 	}
 }
@@ -134,7 +147,8 @@ func (n *Node) acceptLoop() {
 // deadline bounds all of it: TLS, the hello exchange and admission; the
 // first byte has a deadline of its own, much shorter (handshakegate.go).
 // slot is its place in the gate, given back when the handshake ends.
-func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
+func (a *acceptor) accept(raw net.Conn, slot *handshakeSlot) {
+	n := a.node
 	now := time.Now()
 	deadline := now.Add(n.cfg.HandshakeTimeout)
 	fb := newHandshakeConn(raw, slot, now.Add(n.cfg.firstByteTimeout()), n.cfg.TLSServer == nil)
@@ -145,15 +159,15 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 	// otherwise.
 	failed := func(peer string, err error) {
 		switch {
-		case n.gate.leave(slot): // counted when it was shed
+		case a.gate.leave(slot): // counted when it was shed
 		case !fb.heard:
 			n.stats.handshakesShed.Add(1)
-			if ok, suppressed := n.shedLog.allow(time.Now()); ok {
+			if ok, suppressed := a.shedLog.allow(time.Now()); ok {
 				n.log.Warn("connection closed: nothing received within the first-byte deadline", "remote", remote, "deadline", n.cfg.firstByteTimeout(), "suppressed", suppressed)
 			}
 		default:
 			n.stats.handshakeFailures.Add(1)
-			n.logRefused(remote, peer, err)
+			a.logRefused(remote, peer, err)
 		}
 		raw.Close()
 	}
@@ -172,7 +186,7 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 		state = &st
 		hs, conn = tc, tc
 	}
-	self := n.helloFor(wire.RoleNative, 0, "", 0)
+	self := n.dial.hello(wire.RoleNative, 0, "", 0)
 	var l *link
 	var old *peer
 	// Admission runs once the client has proved the cookie. The link is
@@ -180,13 +194,13 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 	// closing refuses, so a client never sends on a link this node will
 	// not read.
 	admit := func(cli *wire.Hello) *wire.Refusal {
-		if !n.gate.prove(slot) {
+		if !a.gate.prove(slot) {
 			return wire.Refuse(wire.CodeRefused, "handshake shed: too many in progress")
 		}
-		if r := n.checkClient(cli); r != nil {
+		if r := a.checkClient(cli); r != nil {
 			return r
 		}
-		if r := n.verifyIdentity(cli.Node, state); r != nil {
+		if r := verifyIdentity(n.cfg.VerifyPeer, cli.Node, state); r != nil {
 			return r
 		}
 		var err error
@@ -213,14 +227,42 @@ func (n *Node) accept(raw net.Conn, slot *handshakeSlot) {
 		}
 		return
 	}
-	n.gate.leave(slot)
+	a.gate.leave(slot)
 	n.activate(l, old)
 }
 
 // logRefused logs a failed inbound handshake, rate-limited: anyone can
 // make a node refuse them.
-func (n *Node) logRefused(remote, peer string, err error) {
-	if ok, suppressed := n.refusedLog.allow(time.Now()); ok {
+func (a *acceptor) logRefused(remote, peer string, err error) {
+	n := a.node
+	if ok, suppressed := a.refusedLog.allow(time.Now()); ok {
 		n.log.Warn("link refused", "remote", remote, "peer", logName(peer), "reason", err, "suppressed", suppressed)
 	}
+}
+
+// checkClient refuses a client hello that proved the cookie, or returns
+// nil. (register refuses what needs the node lock.)
+func (a *acceptor) checkClient(h *wire.Hello) *wire.Refusal {
+	n := a.node
+	me, inc := n.sys.Name(), n.sys.Incarnation()
+	n.mu.Lock()
+	closing := n.closing
+	n.mu.Unlock()
+	switch {
+	case closing:
+		return wire.Refuse(wire.CodeStopping, "node %s is shutting down", me)
+	case h.Node == me:
+		return wire.Refuse(wire.CodeNameClash, "name clash: this node is already %q", me)
+	case h.WantNode != "" && h.WantNode != me:
+		return wire.Refuse(wire.CodeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
+	case h.WantInc != 0 && h.WantInc != inc:
+		return wire.Refuse(wire.CodeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
+	case h.Role == wire.RolePool && n.cfg.PoolSize == PoolDisabled:
+		return wire.Refuse(wire.CodeNoPool, "receiver pool disabled on %s", me)
+	case h.Role == wire.RolePool && int(h.Worker) >= n.cfg.poolWorkers():
+		return wire.Refuse(wire.CodeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
+	case h.Role != wire.RoleNative && h.Role != wire.RolePool:
+		return wire.Refuse(wire.CodeBadRole, "unknown link role %d", h.Role)
+	}
+	return nil
 }

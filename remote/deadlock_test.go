@@ -110,7 +110,7 @@ func (d *dlNet) enqueueNative(t *testing.T, l *link, text string) {
 // when the link is closed, or delivered once the connection is released.
 func (d *dlNet) overfill(t *testing.T, queued int, viaRoute bool) (*link, *memnet.Conn) {
 	t.Helper()
-	_, native := d.a.liveLink("b")
+	_, native := d.a.dial.live("b")
 	require.NotNil(t, native)
 	conn := d.net.Conns(d.b.Addr())[0]
 	require.Same(t, conn, native.conn)

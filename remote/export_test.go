@@ -51,7 +51,7 @@ func (c *logicalClock) advance(d time.Duration) time.Time {
 			continue
 		default:
 		}
-		n.tick(now)
+		n.live.tick(now)
 	}
 	return now
 }

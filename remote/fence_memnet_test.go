@@ -113,7 +113,7 @@ func TestAFenceHoldsANewLinkBehindAnAbandonedOne(t *testing.T) {
 	waitFor(t, "1 and 2 delivered", func() bool { return len(sink.received()) == 2 })
 
 	// The native link's next frames stay unread in b's "kernel".
-	_, l1 := a.liveLink("b")
+	_, l1 := a.dial.live("b")
 	require.NotNil(t, l1)
 	conn := net.Conns(b.Addr())[0]
 	require.Same(t, conn, l1.conn)
@@ -161,7 +161,7 @@ func dialHandPool(t *testing.T, a *Node, node string) *handPool {
 	ctx := context.Background()
 	info, ok := a.Peer(node)
 	require.True(t, ok)
-	pl, err := a.dialPool(ctx, node, info.Incarnation, 0)
+	pl, err := a.dial.pool(ctx, node, info.Incarnation, 0)
 	require.NoError(t, err)
 	h := &handPool{pl: pl, stop: make(chan struct{})}
 	wake := make(chan struct{}, 1)
@@ -234,7 +234,7 @@ func (h *handPool) halt() {
 func TestAPoolWritesNothingBeforeTheNativePathIsDelivered(t *testing.T) {
 	net, asys, a, b, sink := fenceNet(t)
 	s := asys.NewSender()
-	_, native := a.liveLink("b")
+	_, native := a.dial.live("b")
 	conn := net.Conns(b.Addr())[0]
 	require.Same(t, conn, native.conn)
 	conn.Hold()
@@ -295,7 +295,7 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 func TestAPoolFindsItsFenceTheMomentItIsRouted(t *testing.T) {
 	net, asys, a, b, sink := fenceNet(t)
 	s := asys.NewSender()
-	_, native := a.liveLink("b")
+	_, native := a.dial.live("b")
 	conn := net.Conns(b.Addr())[0]
 	conn.Hold()
 	for n := range int64(3) {

@@ -246,7 +246,7 @@ func TestARefusedHandshakeIsErrHandshake(t *testing.T) {
 	// A pool link refused by the peer.
 	_, pooler, _ := startNode(t, "pooler", Config{})
 	require.NoError(t, pooler.Connect(ctx, "victim", victim.Addr()))
-	_, err := pooler.dialPool(ctx, "victim", victimSys.Incarnation(), 4096)
+	_, err := pooler.dial.pool(ctx, "victim", victimSys.Incarnation(), 4096)
 	check(err, "out of range")
 	// TLS that fails.
 	ca := newTestCA(t)

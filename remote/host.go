@@ -24,7 +24,7 @@ func init() {
 func (h *host) node() *Node { return (*Node)(h) }
 
 func (h *host) DialPool(ctx context.Context, node string, inc uint64, worker int) (poolpath.Link, error) {
-	pl, err := h.node().dialPool(ctx, node, inc, worker)
+	pl, err := h.node().dial.pool(ctx, node, inc, worker)
 	if err != nil {
 		return nil, err // never a typed nil
 	}

@@ -16,15 +16,16 @@ import (
 // name, or a URI SAN whose text is the node name; Config.VerifyPeer
 // replaces that check for other schemes.
 
-// verifyIdentity checks that the TLS peer of st may call itself node.
-// Without TLS (st nil) there is nothing to check.
-func (n *Node) verifyIdentity(node string, st *tls.ConnectionState) *wire.Refusal {
+// verifyIdentity checks that the TLS peer of st may call itself node:
+// verify (Config.VerifyPeer) says, or by default certNamesNode. Without
+// TLS (st nil) there is nothing to check.
+func verifyIdentity(verify func(node string, st tls.ConnectionState) error, node string, st *tls.ConnectionState) *wire.Refusal {
 	if st == nil {
 		return nil
 	}
 	var err error
-	if n.cfg.VerifyPeer != nil {
-		err = n.cfg.VerifyPeer(node, *st)
+	if verify != nil {
+		err = verify(node, *st)
 	} else {
 		err = certNamesNode(node, st)
 	}
@@ -61,17 +62,4 @@ func certNamesNode(node string, st *tls.ConnectionState) error {
 		names = append(names, "no DNS or URI name")
 	}
 	return fmt.Errorf("the certificate of %q names %s, not node %q", leaf.Subject.String(), strings.Join(names, ", "), node)
-}
-
-// tlsClientConfig is the TLS configuration for dialing node: with no
-// ServerName configured, the server's certificate is verified for the
-// node name itself.
-func (n *Node) tlsClientConfig(node string) *tls.Config {
-	c := n.cfg.TLSClient
-	if c.ServerName != "" || node == "" {
-		return c
-	}
-	c = c.Clone()
-	c.ServerName = node
-	return c
 }

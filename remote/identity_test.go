@@ -51,7 +51,7 @@ func TestAHelloClaimingALiveNodeDoesNotGetItDeclaredDead(t *testing.T) {
 	healthy(t, legitSys, "victim")
 	healthy(t, victimSys, "legit")
 	// legit can still open links to the victim.
-	pl, err := legit.dialPool(ctx, "victim", victimSys.Incarnation(), 0)
+	pl, err := legit.dial.pool(ctx, "victim", victimSys.Incarnation(), 0)
 	require.NoError(t, err)
 	pl.Close(errors.New("test over"))
 }

@@ -55,14 +55,15 @@ var idleCloseFrame = []byte{0, 0, 0, 2, byte(wire.KindControl), byte(wire.CtlIdl
 
 // closeIdleLinks closes the native outbound links idle for
 // LinkIdleTimeout (each liveness step calls it with its time: tick).
-func (n *Node) closeIdleLinks(now time.Time) {
+func (lv *liveness) closeIdleLinks(now time.Time) {
+	n := lv.node
 	timeout := n.cfg.Liveness.LinkIdleTimeout
 	if timeout <= 0 {
 		return
 	}
 	for _, p := range n.livePeers() {
 		if l := p.outLink(); l != nil && l.idleFor(now, timeout) {
-			n.closeIdle(p, l, now)
+			lv.closeIdle(p, l, now)
 		}
 	}
 }
@@ -84,10 +85,11 @@ func (l *link) idleFor(now time.Time, d time.Duration) bool {
 
 // closeIdle closes p's idle out link l if nothing keeps it (the rule
 // above); otherwise its idle time starts again from now.
-func (n *Node) closeIdle(p *peer, l *link, now time.Time) bool {
+func (lv *liveness) closeIdle(p *peer, l *link, now time.Time) bool {
+	n := lv.node
 	n.mu.Lock()
 	p.mu.Lock()
-	why := n.idleKeepsLocked(p, l)
+	why := lv.idleKeepsLocked(p, l)
 	if why == "" && !l.startIdleClose() {
 		why = "it closed"
 	}
@@ -114,7 +116,8 @@ func (n *Node) closeIdle(p *peer, l *link, now time.Time) bool {
 
 // idleKeepsLocked says what keeps p's out link l open ("" if nothing).
 // Under n.mu and p.mu.
-func (n *Node) idleKeepsLocked(p *peer, l *link) string {
+func (lv *liveness) idleKeepsLocked(p *peer, l *link) string {
+	n := lv.node
 	s := n.slots[p.name]
 	switch {
 	case n.closing:

@@ -63,7 +63,7 @@ func (x *idleNodes) call(t *testing.T) {
 
 // outLink is a's native link to b (nil: none).
 func (x *idleNodes) outLink() *link {
-	_, l := x.a.liveLink("b")
+	_, l := x.a.dial.live("b")
 	return l
 }
 

@@ -275,7 +275,7 @@ func (l *link) inCall(el *wire.Element) {
 		c.ctx.tr = tr
 	}
 	l.owed.Add(1)
-	c.ctr = n.runningCounter(fn)
+	c.ctr = n.runningByFn.counter(fn)
 	c.ctr.Add(1)
 	n.stats.delivered.Add(1)
 	if l.lone {

@@ -89,7 +89,7 @@ type linkStats struct {
 }
 
 func newLink(n *Node, conn net.Conn, role uint8, outbound bool, e wire.Ends, p *peer) *link {
-	now := n.now().UnixNano()
+	now := n.live.now().UnixNano()
 	l := &link{
 		node: n, conn: conn, role: role, outbound: outbound, ends: e, peer: p,
 		limit:    n.cfg.LinkBufferBytes,
@@ -266,7 +266,7 @@ func (l *link) writeLoop() {
 			l.countUnsent(out[frameBoundary(out, written):], l.reason())
 			return
 		}
-		l.lastSent.Store(l.node.now().UnixNano())
+		l.lastSent.Store(l.node.live.now().UnixNano())
 		l.stats.bytesOut.Add(uint64(len(out)))
 		l.node.stats.bytesOut.Add(uint64(len(out)))
 		l.mu.Lock()

@@ -10,7 +10,8 @@ import (
 // delivering is not silent), at now (a liveness step: clock.go).
 // Closing a link fails what was pinned to it at once; the failures are
 // delivered to each caller's own channel.
-func (n *Node) checkLinks(now time.Time) {
+func (lv *liveness) checkLinks(now time.Time) {
+	n := lv.node
 	interval := n.cfg.Liveness.HeartbeatInterval
 	silentLimit := interval * time.Duration(n.cfg.Liveness.HeartbeatMisses)
 	lostWait := n.cfg.lostWait()

@@ -78,7 +78,7 @@ func (p *peer) lostUnread(l *link, reason error) int {
 	// A link a fence timed out on was abandoned by the peer already: it
 	// writes nothing more there.
 	if !l.outbound && l.dialID != 0 && !errors.Is(reason, errFenceTimeout) {
-		p.lost = append(p.lost, lostLink{id: l.dialID, at: p.node.now().UnixNano()}) // the liveness step's clock (expireLost)
+		p.lost = append(p.lost, lostLink{id: l.dialID, at: p.node.live.now().UnixNano()}) // the liveness step's clock (expireLost)
 		if len(p.lost) > maxAbandoned {
 			p.lost = append(p.lost[:0], p.lost[len(p.lost)-maxAbandoned:]...)
 		}

@@ -2,7 +2,6 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,25 +76,25 @@ import (
 // native link per peer incarnation in each direction, and carries Send,
 // Request, Cast, Call and Watch to other nodes for its System, whose
 // methods (any actor.Caller) reach other nodes through it.
+//
+// Its parts: the acceptor (accept.go: the listener, the handshakes in
+// progress), the dialer (dial.go: links it dials, one dial per name at a
+// time), the liveness step and its clock (clock.go), the table of node
+// names (slots, under mu: node.go, prune.go) and, as views of the Node
+// with methods of their own, the transport the actor package calls
+// (outbound.go) and the host of the pooled path (pool.go).
 type Node struct {
 	sys    *actor.System
 	cfg    Config
 	log    *slog.Logger
 	cookie []byte
-	ln     net.Listener
 	addr   string
 	disc   discovery.Provider
 
 	readBudget *readBudget // bytes of frame buffers on every link (readbudget.go)
 	ready      readiness   // native links up, for WaitPeer (ready.go)
 
-	// logical, when set, is the clock the liveness and idle machinery
-	// reads (unix ns, moved by a test), and no liveness loop runs; nil:
-	// the wall clock (clock.go).
-	logical *atomic.Int64
-	// swept and pruned are when the liveness step last swept and
-	// pruned; the step's alone (tick).
-	swept, pruned time.Time
+	live liveness // the liveness and idle step and its clock (clock.go)
 
 	mu        sync.Mutex // protects following
 	slots     map[string]*slot
@@ -114,22 +113,18 @@ type Node struct {
 	tracer trace.Tracer                        // Config.TracerProvider's; nil: no spans (trace.go)
 
 	nextID      atomic.Uint64
-	linkIDs     atomic.Uint64 // ids of the links this node dials
-	deadOnce    atomic.Bool   // selfDead ran
-	startFailed atomic.Bool   // Start returned an error: nothing to stop
+	deadOnce    atomic.Bool // selfDead ran
+	startFailed atomic.Bool // Start returned an error: nothing to stop
 	stats       nodeStats
-	gate        *handshakeGate // handshakes in progress (accept.go)
-	dialLog     *dialLog       // failed dials, per peer
-	acceptLog   logLimiter     // accept errors
-	shedLog     logLimiter     // connections over a handshake cap
-	refusedLog  logLimiter     // failed inbound handshakes
+	acc         acceptor // the listener and its handshakes (accept.go)
+	dial        dialer   // dials links and names them (dial.go)
 	// peerWarnLog and peerDebugLog: the other lines a peer can cause
 	// (peerlog.go).
 	peerWarnLog, peerDebugLog logLimiter
 	hooks                     atomic.Pointer[[]Hooks]
 	running                   sync.WaitGroup // inbound calls executing here
 	workers                   workerPool     // the goroutines that run them (callworkers.go)
-	runningByFn               sync.Map       // function name -> *atomic.Int64
+	runningByFn               fnCounts       // inbound calls executing, by function (stats.go)
 	wg                        sync.WaitGroup // accept, liveness, handshakes
 	linkWG                    sync.WaitGroup // every link's reader and writer
 	stop                      chan struct{}
@@ -225,18 +220,19 @@ func start(ctx context.Context, sys *actor.System, cfg Config, logical *atomic.I
 		inbound:    make(map[*link]struct{}),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
-		gate:       newHandshakeGate(cfg.Limits.MaxHandshakes, cfg.Limits.MaxHandshakesPerIP),
 
 		readBudget: newReadBudget(cfg.Limits.ReadBudgetBytes),
 		tracer:     newTracer(cfg.TracerProvider),
-		logical:    logical,
 	}
+	n.live = liveness{node: n, logical: logical}
 	n.codecs.Node = sys.Name()
 	n.ready.install(n)
-	n.dialLog = newDialLog(n.log, dialLogEvery)
-	n.acceptLog = logLimiter{every: time.Second, burst: 1}
-	n.shedLog = logLimiter{every: time.Second, burst: 1}
-	n.refusedLog = logLimiter{every: time.Second, burst: 20}
+	n.dial = dialer{node: n, log: newDialLog(n.log, dialLogEvery)}
+	n.acc.node = n
+	n.acc.gate = newHandshakeGate(cfg.Limits.MaxHandshakes, cfg.Limits.MaxHandshakesPerIP)
+	n.acc.acceptLog = logLimiter{every: time.Second, burst: 1}
+	n.acc.shedLog = logLimiter{every: time.Second, burst: 1}
+	n.acc.refusedLog = logLimiter{every: time.Second, burst: 20}
 	n.peerWarnLog = logLimiter{every: time.Second, burst: peerLogBurst}
 	n.peerDebugLog = logLimiter{every: time.Second, burst: peerLogBurst}
 	n.routes.Store(&map[string]*pubPool{})
@@ -244,7 +240,7 @@ func start(ctx context.Context, sys *actor.System, cfg Config, logical *atomic.I
 	if err != nil {
 		return nil, fmt.Errorf("remote: listen %s: %w", cfg.Listen, err)
 	}
-	n.ln = ln
+	n.acc.ln = ln
 	n.addr = cfg.Advertise
 	if n.addr == "" {
 		n.addr = ln.Addr().String()
@@ -262,10 +258,10 @@ func start(ctx context.Context, sys *actor.System, cfg Config, logical *atomic.I
 	actorhooks.SetTransport(sys, (*transport)(n))
 	sys.OnStop(n.shutdown)
 	n.wg.Add(1)
-	go n.acceptLoop()
+	go n.acc.loop() // accept.go
 	if logical == nil {
 		n.wg.Add(1)
-		go n.livenessLoop() // clock.go
+		go n.live.loop() // clock.go
 	}
 	if err := n.disc.Start(ctx, n.self(), n.onMember); err != nil {
 		n.startFailed.Store(true) // its stop hook has nothing to do
@@ -273,7 +269,7 @@ func start(ctx context.Context, sys *actor.System, cfg Config, logical *atomic.I
 		actorhooks.SetTransport(sys, nil)
 		return nil, fmt.Errorf("remote: start discovery: %w", err)
 	}
-	n.keepSeeds()
+	keepSeeds(n) // seeds.go
 	n.log.Info("remote layer started", "addr", n.addr, "incarnation", actor.FormatIncarnation(sys.Incarnation()), "pool", cfg.poolWorkers())
 	return n, nil
 }
@@ -294,19 +290,11 @@ func (n *Node) self() discovery.Member {
 	return discovery.Member{Node: n.sys.Name(), Incarnation: n.sys.Incarnation(), Addr: n.addr, PoolWorkers: n.cfg.poolWorkers(), Draining: draining, Meta: meta}
 }
 
-func (n *Node) helloFor(role uint8, worker uint32, wantNode string, wantInc uint64) wire.Hello {
-	h := wire.Hello{Role: role, Worker: worker, Node: n.sys.Name(), Inc: n.sys.Incarnation(), PoolSize: uint32(n.cfg.poolWorkers()), WantNode: wantNode, WantInc: wantInc, Addr: n.addr}
-	if wantNode != "" { // a dial: name the link (supersede.go)
-		h.LinkID = n.linkIDs.Add(1)
-	}
-	return h
-}
-
 // slotLocked returns the slot for name, creating it. Under n.mu.
 func (n *Node) slotLocked(name string) *slot {
 	s := n.slots[name]
 	if s == nil {
-		s = &slot{name: name, tomb: make(map[uint64]time.Time), seen: n.now()}
+		s = &slot{name: name, tomb: make(map[uint64]time.Time), seen: n.live.now()}
 		n.slots[name] = s
 	}
 	return s
@@ -354,7 +342,7 @@ func (n *Node) onMember(ev discovery.Event) {
 	}
 	n.mu.Lock()
 	s := n.slotLocked(m.Node)
-	s.seen = n.now()
+	s.seen = n.live.now()
 	var gone *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
@@ -376,7 +364,7 @@ func (n *Node) onMember(ev discovery.Event) {
 		if m.Incarnation == 0 {
 			break
 		}
-		s.bury(m.Incarnation, n.now())
+		s.bury(m.Incarnation, n.live.now())
 		if s.addrInc == m.Incarnation && !s.pinned {
 			// The address was that incarnation's: dialling it again could
 			// only reach a dead process or a stranger. Another listed
@@ -402,213 +390,6 @@ func (n *Node) onMember(ev discovery.Event) {
 			h.OnMember(ev)
 		}
 	})
-}
-
-// checkClient refuses a client hello that proved the cookie, or returns
-// nil. (register refuses what needs the node lock.)
-func (n *Node) checkClient(h *wire.Hello) *wire.Refusal {
-	me, inc := n.sys.Name(), n.sys.Incarnation()
-	n.mu.Lock()
-	closing := n.closing
-	n.mu.Unlock()
-	switch {
-	case closing:
-		return wire.Refuse(wire.CodeStopping, "node %s is shutting down", me)
-	case h.Node == me:
-		return wire.Refuse(wire.CodeNameClash, "name clash: this node is already %q", me)
-	case h.WantNode != "" && h.WantNode != me:
-		return wire.Refuse(wire.CodeWrongNode, "wrong node: this is %q, not %q", me, h.WantNode)
-	case h.WantInc != 0 && h.WantInc != inc:
-		return wire.Refuse(wire.CodeStale, "stale incarnation: %s is now %016x, not %016x", me, inc, h.WantInc)
-	case h.Role == wire.RolePool && n.cfg.PoolSize == PoolDisabled:
-		return wire.Refuse(wire.CodeNoPool, "receiver pool disabled on %s", me)
-	case h.Role == wire.RolePool && int(h.Worker) >= n.cfg.poolWorkers():
-		return wire.Refuse(wire.CodeNoPool, "worker %d out of range: pool size is %d", h.Worker, n.cfg.poolWorkers())
-	case h.Role != wire.RoleNative && h.Role != wire.RolePool:
-		return wire.Refuse(wire.CodeBadRole, "unknown link role %d", h.Role)
-	}
-	return nil
-}
-
-// dial connects to addr as role and authenticates: DialTimeout bounds
-// the connection, then one HandshakeTimeout deadline bounds TLS and the
-// hello exchange; ctx ends either. Every failure after the connection
-// wraps ErrHandshake. An authenticated refusal saying this incarnation
-// was declared dead stops the node (onRefused).
-func (n *Node) dial(ctx context.Context, addr string, h wire.Hello) (net.Conn, wire.Hello, error) {
-	dctx, cancel := context.WithTimeout(ctx, n.cfg.DialTimeout)
-	conn, err := n.cfg.Network.Dial(dctx, addr)
-	cancel()
-	if err != nil {
-		return nil, wire.Hello{}, err
-	}
-	// The handshake reads and writes with deadlines; ctx ending closes
-	// the connection under it (the raw one: conn is reassigned below, and
-	// the AfterFunc runs on its own goroutine).
-	raw := conn
-	stop := context.AfterFunc(ctx, func() { raw.Close() })
-	srv, conn, err := n.dialHandshake(raw, h)
-	if !stop() && err == nil {
-		err = fmt.Errorf("%w: %w", ErrHandshake, ctx.Err())
-	}
-	if err != nil {
-		n.stats.handshakeFailures.Add(1)
-		conn.Close()
-		n.onRefused(err)
-		return nil, wire.Hello{}, err
-	}
-	return conn, srv, nil
-}
-
-// dialHandshake runs TLS (when configured) and the client handshake on
-// conn under one deadline. It returns the connection to use (TLS-wrapped).
-func (n *Node) dialHandshake(conn net.Conn, h wire.Hello) (wire.Hello, net.Conn, error) {
-	deadline := time.Now().Add(n.cfg.HandshakeTimeout)
-	_ = conn.SetDeadline(deadline)
-	var state *tls.ConnectionState
-	if n.cfg.TLSClient != nil {
-		tc := tls.Client(conn, n.tlsClientConfig(h.WantNode))
-		if err := tc.Handshake(); err != nil {
-			return wire.Hello{}, conn, fmt.Errorf("%w: tls: %w", ErrHandshake, err)
-		}
-		st := tc.ConnectionState()
-		state = &st
-		conn = tc
-	}
-	verify := func(srv *wire.Hello) *wire.Refusal { return n.verifyIdentity(srv.Node, state) }
-	srv, err := wire.ClientHandshake(conn, n.cookie, h, deadline, verify)
-	return srv, conn, err
-}
-
-// liveLink is the live native outbound link to node, if there is one.
-func (n *Node) liveLink(node string) (*peer, *link) {
-	n.mu.Lock()
-	s := n.slots[node]
-	if s == nil || s.cur == nil || n.closing {
-		n.mu.Unlock()
-		return nil, nil
-	}
-	p := s.cur
-	n.mu.Unlock()
-	if l := p.outLink(); l != nil {
-		return p, l
-	}
-	return nil, nil
-}
-
-// connectBounded is connect for the operations that take no ctx (Send,
-// Cast, Watch): a wait for the link to come up lasts at most DialTimeout
-// plus HandshakeTimeout.
-func (n *Node) connectBounded(node string) (*peer, *link, error) {
-	if p, l := n.liveLink(node); l != nil {
-		return p, l, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.DialTimeout+n.cfg.HandshakeTimeout)
-	defer cancel()
-	return n.connect(ctx, node)
-}
-
-// connect returns the live native outbound link to node, dialing it when
-// there is none. ctx bounds the wait.
-func (n *Node) connect(ctx context.Context, node string) (*peer, *link, error) {
-	if p, l := n.liveLink(node); l != nil {
-		return p, l, nil
-	}
-	for {
-		n.mu.Lock()
-		if n.closing {
-			n.mu.Unlock()
-			return nil, nil, actor.ErrStopped
-		}
-		s := n.slots[node]
-		if s == nil || (s.addr == "" && s.cur == nil) {
-			n.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w: no address known for node %q (not in discovery)", actor.ErrUnreachable, node)
-		}
-		if p := s.cur; p != nil {
-			if l := p.outLink(); l != nil {
-				n.mu.Unlock()
-				return p, l, nil
-			}
-		}
-		if s.addr == "" {
-			// The incarnation we knew went and took its address with
-			// it (discovery's down), or the node never gave one:
-			// nothing to dial until discovery or a hello brings one.
-			n.mu.Unlock()
-			return nil, nil, fmt.Errorf("%w: no address known for node %q (its last incarnation is gone, or it gave none)", actor.ErrUnreachable, node)
-		}
-		a := s.dialing
-		if a == nil {
-			a = &dialAttempt{addr: s.addr, done: make(chan struct{})}
-			s.dialing = a
-			addr, alt := s.addr, ""
-			if s.addrInc == 0 && s.alt != addr {
-				alt = s.alt
-			}
-			n.mu.Unlock()
-			err := n.dialNative(ctx, node, addr)
-			if err != nil {
-				err = fmt.Errorf("%w: dial %s at %s: %w", actor.ErrUnreachable, node, addr, err)
-				if alt != "" && ctx.Err() == nil && !errors.Is(err, actor.ErrStopped) {
-					// The configured address failed: the one the node
-					// announced when it dialled us, within this attempt.
-					if altErr := n.dialNative(ctx, node, alt); altErr == nil {
-						err = nil
-					} else {
-						err = fmt.Errorf("%w; then at %s, the address its hello gave: %w", err, alt, altErr)
-					}
-				}
-			}
-			n.mu.Lock()
-			s.dialing = nil
-			if ctx.Err() == nil {
-				a.err = err // the peer's failure, not our ctx's: shared
-			}
-			close(a.done)
-			n.mu.Unlock()
-			if err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		n.mu.Unlock()
-		select {
-		case <-a.done:
-			// A dial to an address the node has since replaced (Connect
-			// with a new one, a restarted peer's new address) says
-			// nothing about the new one: dial that.
-			n.mu.Lock()
-			moved := s.addr != a.addr
-			n.mu.Unlock()
-			if a.err != nil && !moved {
-				return nil, nil, a.err
-			}
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("%w: waiting for a link to %s: %v", actor.ErrUnreachable, node, ctx.Err())
-		}
-	}
-}
-
-func (n *Node) dialNative(ctx context.Context, node, addr string) error {
-	h := n.helloFor(wire.RoleNative, 0, node, 0)
-	conn, srv, err := n.dial(ctx, addr, h)
-	if err != nil {
-		n.dialLog.failed(node, addr, err)
-		return err
-	}
-	l, err := n.attach(conn, srv, true, h.LinkID)
-	if err != nil {
-		conn.Close()
-		n.dialLog.failed(node, addr, err)
-		return err
-	}
-	n.mu.Lock()
-	if s := n.slots[node]; s != nil {
-		s.via, s.viaInc = addr, l.peer.inc
-	}
-	n.mu.Unlock()
-	return nil
 }
 
 // attach binds an authenticated connection to the peer incarnation it
@@ -641,7 +422,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 	role, worker := h.Role, h.Worker
 	src := ""
 	if outbound {
-		role, worker = n.dialRole(conn)
+		role, worker = roleOf(conn)
 	} else {
 		src = sourceOf(conn)
 	}
@@ -668,7 +449,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		s.src = src
 		n.namesBySrc[src]++
 	}
-	s.seen = n.now()
+	s.seen = n.live.now()
 	if _, dead := s.tomb[h.Inc]; dead || (s.cur != nil && s.cur.inc == h.Inc && s.cur.isGone()) {
 		// (the second: its tomb was evicted, but it is the one known)
 		n.mu.Unlock()
@@ -687,7 +468,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 		}
 		old = p
 		if old != nil {
-			s.bury(old.inc, n.now())
+			s.bury(old.inc, n.live.now())
 		}
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
 		s.cur = p
@@ -731,7 +512,7 @@ func (n *Node) activate(l *link, old *peer) {
 	n.peerLine(slog.LevelDebug, "link up", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind())
 	l.start((*link).dispatch)
 	if l.role == wire.RoleNative {
-		n.announceTo(l) // a peer that joins late learns what we announced
+		l.announce() // a peer that joins late learns what we announced
 		n.each(func(h *Hooks) {
 			if h.OnPeer != nil {
 				h.OnPeer(p.info())
@@ -740,8 +521,8 @@ func (n *Node) activate(l *link, old *peer) {
 	}
 }
 
-// dialRole recovers the role of a connection this node dialed.
-func (n *Node) dialRole(conn net.Conn) (uint8, uint32) {
+// roleOf recovers the role of a connection this node dialed.
+func roleOf(conn net.Conn) (uint8, uint32) {
 	if rc, ok := conn.(*roleConn); ok {
 		return rc.role, rc.worker
 	}
@@ -780,6 +561,6 @@ func (n *Node) Connect(ctx context.Context, node, addr string) error {
 		s.kept = true
 	}
 	n.mu.Unlock()
-	_, _, err := n.connect(ctx, node)
+	_, _, err := n.dial.connect(ctx, node)
 	return err
 }

@@ -273,9 +273,9 @@ func (n *transport) pushNative(d *delivery, el *wire.Element, refused *pubPool) 
 	var p *peer
 	var l *link
 	if d.kind == deliverCall {
-		p, l, err = n.node().connect(d.ctx, d.node)
+		p, l, err = n.node().dial.connect(d.ctx, d.node)
 	} else {
-		p, l, err = n.node().connectBounded(d.node)
+		p, l, err = n.node().dial.connectBounded(d.node)
 	}
 	if err != nil {
 		return true, d.fail(el, d.inc, err)
@@ -368,7 +368,7 @@ func (n *transport) sendCancel(p *peer, pc *pendingCall, id uint64) {
 // watch is the transport's Watch.
 func (n *transport) watch(watcher, target actor.PID) {
 again:
-	p, l, err := n.node().connectBounded(target.Node)
+	p, l, err := n.node().dial.connectBounded(target.Node)
 	if err != nil {
 		actorhooks.NotifyTerminated(n.sys, watcher, target, actor.NewError("watch", target.Node, target.Incarnation, target.String(), err))
 		return

@@ -24,7 +24,7 @@ func TestAnIdleProxyIsWrittenByItsCaller(t *testing.T) {
 	require.NoError(t, a.Connect(ctx, "b", ""))
 	info, ok := a.Peer("b")
 	require.True(t, ok)
-	pl, err := a.dialPool(ctx, "b", info.Incarnation, 0)
+	pl, err := a.dial.pool(ctx, "b", info.Incarnation, 0)
 	require.NoError(t, err)
 
 	// The proxy: flushes when woken, counts its wake-ups.

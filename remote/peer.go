@@ -333,7 +333,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 	// refused as declared dead, never attached to the ended peer.
 	n.mu.Lock()
 	if s := n.slots[p.name]; s != nil {
-		s.bury(p.inc, n.now())
+		s.bury(p.inc, n.live.now())
 	}
 	n.mu.Unlock()
 	p.cancel() // its casts

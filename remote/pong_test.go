@@ -27,7 +27,7 @@ func TestAPongTakesHeadroomInAFullLink(t *testing.T) {
 	cfg.Seeds = []string{"b=" + b.Addr()}
 	_, a, _ := startNode(t, "a", cfg)
 	require.NoError(t, a.Connect(context.Background(), "b", ""))
-	_, l := a.liveLink("b")
+	_, l := a.dial.live("b")
 	conn := net.Conns(b.Addr())[0]
 	conn.Hold()
 

@@ -1,8 +1,6 @@
 package remote
 
 import (
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -33,43 +31,6 @@ type poolLink struct {
 	fmu   sync.Mutex  // serialises turns: protects following
 	taken []*batchBuf // the batches of the current turn
 	cut   []int       // scratch for abandoned calls
-}
-
-// dialPool connects to worker of node's incarnation inc. It fails if inc
-// is not node's current incarnation or the peer refuses (pool disabled,
-// worker out of range, incarnation changed).
-func (n *Node) dialPool(ctx context.Context, node string, inc uint64, worker int) (*poolLink, error) {
-	n.mu.Lock()
-	s := n.slots[node]
-	var addr string
-	if s != nil {
-		addr = s.addr
-		if s.viaInc == inc && s.via != "" {
-			addr = s.via // where the native link to inc was dialled: an alternate, for a seed that moved
-		}
-	}
-	closing := n.closing
-	n.mu.Unlock()
-	switch {
-	case closing:
-		return nil, actor.ErrStopped
-	case addr == "":
-		return nil, fmt.Errorf("%w: no address for %s", actor.ErrUnreachable, node)
-	}
-	h := n.helloFor(wire.RolePool, uint32(worker), node, inc)
-	conn, srv, err := n.dial(ctx, addr, h)
-	if err != nil {
-		return nil, fmt.Errorf("%w: pool link %d to %s: %w", actor.ErrUnreachable, worker, node, err)
-	}
-	l, err := n.attach(&roleConn{Conn: conn, role: wire.RolePool, worker: uint32(worker)}, srv, true, h.LinkID)
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
-	pl := &poolLink{n: n, l: l, stats: (*host)(n).poolStatsFor(node)}
-	pl.q.opts.maxBody = n.cfg.Limits.MaxFrameSize - 1 - binary.MaxVarintLen64
-	pl.q.wake = func() {}
-	return pl, nil
 }
 
 // OnQueued sets what the link calls when its queue goes from idle to
@@ -340,7 +301,7 @@ func (l *link) writeNow(b []byte, fx *effects) error {
 	if err != nil {
 		return l.writeFailed(err, nil, 0, fx)
 	}
-	l.lastSent.Store(l.node.now().UnixNano())
+	l.lastSent.Store(l.node.live.now().UnixNano())
 	l.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.bytesOut.Add(uint64(len(b)))
 	l.node.stats.framesOut.Add(1)

@@ -277,7 +277,8 @@ func (n *Node) afterForget(gone []forgotten, why error) {
 // pruneNodes forgets the node names unseen for ForgetNodesAfter (the
 // liveness step calls it: tick). An incarnation still known for such a name,
 // with no link for that long, is gone for this node.
-func (n *Node) pruneNodes(now time.Time) {
+func (lv *liveness) pruneNodes(now time.Time) {
+	n := lv.node
 	var gone []forgotten
 	n.mu.Lock()
 	for _, s := range n.slots {

@@ -172,7 +172,7 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 		if st.closed {
 			return PeerInfo{}, fmt.Errorf("remote: waiting for a link to node %s: %w", node, actor.ErrStopped)
 		}
-		if p, l := n.liveLink(node); l != nil {
+		if p, l := n.dial.live(node); l != nil {
 			if info, known := n.Peer(node); known && info.Incarnation == p.inc {
 				return info, nil
 			}
@@ -183,7 +183,7 @@ func (n *Node) WaitPeer(ctx context.Context, node string) (PeerInfo, error) {
 		dialed, wasUp = st.listed, st.up
 		if due {
 			due = false
-			_, _, err := n.connect(ctx, node) // not Connect: the link is not kept from closing idle
+			_, _, err := n.dial.connect(ctx, node) // not Connect: the link is not kept from closing idle
 			redial.Reset(waitPeerRedial/2 + rand.N(waitPeerRedial/2))
 			if err == nil {
 				continue // its link is up: the check above returns

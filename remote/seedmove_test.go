@@ -77,7 +77,7 @@ func deadAddr(t *testing.T) string {
 // no retry) reaches the seed, and so does a call over the pool, whose
 // links follow the native link's address.
 // Mutations caught: connect dialling only the configured address (the
-// announced one not kept, or not tried after a failure); dialPool
+// announced one not kept, or not tried after a failure); dialer.pool
 // dialling the configured address instead of the native link's (the
 // pool never comes up).
 func TestASeedRestartedOnANewPortIsCalled(t *testing.T) {

@@ -38,10 +38,10 @@ type seedKeeper struct {
 	cancel context.CancelFunc
 }
 
-// keepSeeds starts a keeper for every seed of a Static provider but this
+// keepSeeds starts a keeper for every seed of a Static provider but
 // node, and for other providers follows the members they list with
 // Incarnation 0 (a keeper while listed). Nothing with ManualConnect.
-func (n *Node) keepSeeds() {
+func keepSeeds(n *Node) {
 	if n.cfg.ManualConnect {
 		return
 	}
@@ -112,7 +112,7 @@ func (k *seedKeepers) add(name string, listed bool) {
 	sk := &seedKeeper{wake: make(chan struct{}, 1), cancel: cancel}
 	k.keep[name] = sk
 	k.n.wg.Add(1)
-	go k.n.keepSeed(ctx, name, sk.wake)
+	go k.run(ctx, name, sk.wake)
 }
 
 // remove stops name's keeper: discovery withdrew the seed. A link that
@@ -138,15 +138,16 @@ func (k *seedKeepers) poke(name string) {
 	}
 }
 
-// keepSeed keeps a native link to the seed name until ctx ends.
-func (n *Node) keepSeed(ctx context.Context, name string, wake <-chan struct{}) {
+// run keeps a native link to the seed name until ctx ends.
+func (k *seedKeepers) run(ctx context.Context, name string, wake <-chan struct{}) {
+	n := k.n
 	defer n.wg.Done()
 	backoff := seedBackoffMin
 	for {
 		n.mu.Lock()
 		n.slotLocked(name).kept = true // never closed idle (idle.go)
 		n.mu.Unlock()
-		_, _, err := n.connect(ctx, name)
+		_, _, err := n.dial.connect(ctx, name)
 		var t *time.Timer
 		var wait <-chan time.Time
 		if err == nil {

@@ -109,7 +109,7 @@ func TestRepeatedDialFailuresAreOneLineWithACount(t *testing.T) {
 		require.ErrorIs(t, err, actor.ErrUnreachable)
 		require.Equal(t, actor.NotExecuted, actor.Outcome(err))
 	}
-	a.dialLog.close() // what the node's stop does: report what is counted
+	a.dial.log.close() // what the node's stop does: report what is counted
 	out := logs.String()
 	first := strings.Count(out, `msg="dial failed" `)
 	require.Equal(t, 1, first, "the first failure, at once:\n%s", out)
@@ -156,7 +156,7 @@ func TestDiallingStopsWhenDiscoverySaysTheIncarnationIsGone(t *testing.T) {
 		require.Equal(t, actor.NotExecuted, actor.Outcome(err))
 		require.NotContains(t, err.Error(), "dial", "down: not dialled")
 	}
-	a.dialLog.close()
+	a.dial.log.close()
 	require.NotContains(t, strings.TrimPrefix(logs.String(), before), "dial failed again", "no dial after the incarnation went down")
 
 	// The next incarnation's Up brings its address back.
@@ -228,6 +228,6 @@ func TestNoDialWithoutAnAddressAfterALinkedIncarnationGoes(t *testing.T) {
 		require.Equal(t, actor.NotExecuted, actor.Outcome(err))
 		require.Contains(t, err.Error(), "no address known")
 	}
-	a.dialLog.close()
+	a.dial.log.close()
 	require.NotContains(t, strings.TrimPrefix(logs.String(), before), "dial failed", "nothing dialled once the incarnation went down")
 }

@@ -30,12 +30,13 @@ func (n *Node) Drain(ctx context.Context) {
 		return
 	}
 	n.draining = true
+	meta := n.meta
 	n.mu.Unlock()
 	if err := n.disc.Update(ctx, n.self()); err != nil {
 		n.log.Warn("could not announce draining to discovery", "err", err)
 	}
 	for _, p := range n.livePeers() {
-		p.sendCtl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: true, Meta: n.announceMeta()}})
+		p.sendCtl(&wire.Element{Kind: wire.KindControl, Control: &wire.Control{Op: wire.CtlAnnounce, Draining: true, Meta: meta}})
 	}
 }
 
@@ -157,7 +158,7 @@ func (n *Node) closeAll() {
 		n.closing = true
 		n.mu.Unlock()
 		close(n.stop)
-		_ = n.ln.Close()
+		_ = n.acc.ln.Close()
 		n.wg.Wait()
 		for _, p := range n.livePeers() {
 			p.mu.Lock()
@@ -171,7 +172,7 @@ func (n *Node) closeAll() {
 			}
 		}
 		n.linkWG.Wait()
-		n.dialLog.close()
+		n.dial.log.close()
 		n.workers.close() // callworkers.go
 		n.each(func(h *Hooks) {
 			if h.OnClose != nil {
@@ -181,13 +182,6 @@ func (n *Node) closeAll() {
 		close(n.stopped)
 	})
 	<-n.stopped
-}
-
-// announceMeta is what this node announces over its links.
-func (n *Node) announceMeta() map[string]string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.meta
 }
 
 // Announce publishes meta (short keys and values: services, versions) as
@@ -203,7 +197,7 @@ func (n *Node) Announce(ctx context.Context, meta map[string]string) error {
 	err := n.disc.Update(ctx, n.self())
 	for _, p := range n.livePeers() {
 		if l := p.anyLink(); l != nil {
-			n.announceTo(l)
+			l.announce()
 		}
 	}
 	if err != nil {
@@ -234,8 +228,9 @@ func (n *Node) AnnounceKeys(ctx context.Context, keys map[string]string) error {
 	return n.Announce(ctx, meta)
 }
 
-// announceTo sends this node's draining flag and metadata on l.
-func (n *Node) announceTo(l *link) {
+// announce sends this node's draining flag and metadata on l.
+func (l *link) announce() {
+	n := l.node
 	n.mu.Lock()
 	meta, draining := n.meta, n.draining
 	n.mu.Unlock()

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -129,7 +130,7 @@ func (n *Node) Stats() Stats {
 		LinksStalled:      n.stats.linksStalled.Load(),
 		PeersGone:         n.stats.peersGone.Load(),
 		LinksIdleClosed:   n.stats.linksIdleClosed.Load(),
-		Handshaking:       n.gate.inProgress(),
+		Handshaking:       n.acc.gate.inProgress(),
 		HandshakesShed:    n.stats.handshakesShed.Load(),
 		AcceptErrors:      n.stats.acceptErrors.Load(),
 
@@ -222,23 +223,32 @@ func (n *Node) Pending() []PendingInfo {
 
 // Running reports the calls from other nodes executing here now, by
 // function name.
-func (n *Node) Running() map[string]int64 {
+func (n *Node) Running() map[string]int64 { return n.runningByFn.nonZero() }
+
+// fnCounts counts, by function name, the inbound calls executing. The
+// names are the ones this node registered (a call to another is refused
+// before it is counted), so the map is bounded by them.
+type fnCounts struct{ m sync.Map } // function name -> *atomic.Int64
+
+// counter is fn's counter, made on first use.
+func (c *fnCounts) counter(fn string) *atomic.Int64 {
+	if v, ok := c.m.Load(fn); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := c.m.LoadOrStore(fn, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+// nonZero is the counts now, leaving out the functions none runs.
+func (c *fnCounts) nonZero() map[string]int64 {
 	out := map[string]int64{}
-	n.runningByFn.Range(func(k, v any) bool {
+	c.m.Range(func(k, v any) bool {
 		if c := v.(*atomic.Int64).Load(); c != 0 {
 			out[k.(string)] = c
 		}
 		return true
 	})
 	return out
-}
-
-func (n *Node) runningCounter(fn string) *atomic.Int64 {
-	if v, ok := n.runningByFn.Load(fn); ok {
-		return v.(*atomic.Int64)
-	}
-	v, _ := n.runningByFn.LoadOrStore(fn, new(atomic.Int64))
-	return v.(*atomic.Int64)
 }
 
 // LinkInfo counts the live links to one peer incarnation, by kind and
