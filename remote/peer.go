@@ -40,10 +40,9 @@ type peer struct {
 	links   map[*link]struct{}
 	pending map[uint64]*pendingCall
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
-	gone    bool
-	leaving bool              // it said goodbye on some link: gone when its last link ends
-	drain   bool              // it announced it is draining
-	meta    map[string]string // what it announced
+	phase   peerPhase                            // up, leaving or gone (state.go)
+	drain   bool                                 // it announced it is draining
+	meta    map[string]string                    // what it announced
 	// dialed indexes the links it dialed to us by its id for them, until
 	// their readers end; abandoned lists our links to it that we closed
 	// while it lived (supersede.go).
@@ -60,7 +59,7 @@ type peer struct {
 func (p *peer) isGone() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.gone
+	return p.phase == peerGone
 }
 
 // stillConnected reports whether p may still be alive: it is not gone,
@@ -68,7 +67,7 @@ func (p *peer) isGone() bool {
 func (p *peer) stillConnected() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone || p.leaving {
+	if p.phase != peerUp {
 		return false
 	}
 	for l := range p.links {
@@ -150,7 +149,7 @@ func (p *peer) inboundLinks() int {
 func (p *peer) outLink() *link {
 	p.mu.Lock()
 	l := p.out
-	gone := p.gone || p.leaving
+	gone := p.phase != peerUp
 	p.mu.Unlock()
 	if gone || l == nil || l.isClosed() {
 		return nil
@@ -167,7 +166,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == wire.RoleNative && !l.isClosed() && !l.peerIdle.Load() { // (not one it closes for idleness: idle.go)
+		if l.role == wire.RoleNative && !l.isClosed() && !l.state.peerIdle() { // (not one it closes for idleness: idle.go)
 			return l
 		}
 	}
@@ -182,11 +181,11 @@ func (p *peer) replyLink() *link {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.phase == peerGone {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() && !l.writeClosed() && !l.peerIdle.Load() { // not a pool link ending (PoolLink.Finish), nor one closed idle
+		if !l.isClosed() && !l.writeClosed() && !l.state.peerIdle() { // not a pool link ending (PoolLink.Finish), nor one closed idle
 			return l
 		}
 	}
@@ -198,7 +197,7 @@ func (p *peer) replyLink() *link {
 func (p *peer) addPending(id uint64, pc *pendingCall) (ok, alone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.phase == peerGone {
 		return false, false
 	}
 	p.pending[id] = pc
@@ -267,8 +266,8 @@ func (l *link) linkDown(reason error) {
 	if wasOut {
 		p.out = nil
 	}
-	gone := p.gone
-	lastOfLeaver := p.leaving && len(p.links) == 0
+	gone := p.phase == peerGone
+	lastOfLeaver := p.phase == peerLeaving && len(p.links) == 0
 	p.mu.Unlock()
 	if lastOfLeaver {
 		defer n.incarnationGone(p, errors.New("left (graceful stop)"))
@@ -283,11 +282,11 @@ func (l *link) linkDown(reason error) {
 	}
 	n.peerLine(level, "link down", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind(), "reason", reason)
 	var failed int
-	if l.goodbye.Load() == goodbyeClean {
+	if l.state.goodbye() == goodbyeClean {
 		// A clean goodbye promised that whatever it had not answered it
 		// never took: so too for calls that crossed the goodbye.
 		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
-	} else if !l.idleClosed.Load() {
+	} else if !l.state.idleClosed() {
 		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
 	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {
@@ -313,11 +312,10 @@ func (l *link) linkDown(reason error) {
 // incarnationGone fails everything pinned to p and closes its links.
 func (n *Node) incarnationGone(p *peer, reason error) {
 	p.mu.Lock()
-	if p.gone {
+	if !p.phase.to(peerGone) {
 		p.mu.Unlock()
 		return
 	}
-	p.gone = true
 	n.stats.peersGone.Add(1)
 	links := make([]*link, 0, len(p.links))
 	for l := range p.links {
@@ -362,7 +360,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 func (p *peer) addWatch(watcher, target actor.PID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.phase == peerGone {
 		return false
 	}
 	if p.watches == nil {
