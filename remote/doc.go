@@ -28,7 +28,10 @@
 // No call or request has a default timeout. Each is pinned to the peer
 // incarnation that took it and to the path it was sent on; it fails the
 // moment that link closes or misses HeartbeatMisses heartbeats, discovery
-// reports the incarnation down, or the peer shows up as a new incarnation.
+// reports the incarnation down, or the peer shows up as a new incarnation
+// (its hello; or discovery listing another incarnation once ours has no
+// link left: a listing alone cannot end a linked incarnation, since
+// discovery lists a crashed one beside its successor until its TTL).
 // Its reply may come back on another of the peer's links (through the
 // peer's own pool): a link of the peer's that ends before it was read to
 // the end (closed as silent, say) fails every call that left, and one the

@@ -343,11 +343,28 @@ func (n *Node) onMember(ev discovery.Event) {
 	n.mu.Lock()
 	s := n.slotLocked(m.Node)
 	s.seen = n.live.now()
-	var gone *peer
+	var gone, kept *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
 		s.listed = true
 		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
+			break
+		}
+		if s.cur != nil && m.Incarnation != 0 && s.cur.inc != m.Incarnation && s.cur.stillConnected() {
+			// Ours is linked and alive: a listing of another incarnation
+			// is no evidence that it is gone, as a hello claiming a newer
+			// one is not (register). Incarnations are random, so a
+			// listing cannot say which is newer, and discovery lists a
+			// crashed incarnation beside its successor until its TTL runs
+			// out (one answer's members in ID order): taking it for the
+			// newer one ended a live incarnation, which was then refused
+			// as declared dead and stopped. A successor replaces ours by
+			// its hello once our links to it have closed (at once after a
+			// crash, within the heartbeat window if its host vanished),
+			// or the old one's Down ends it. Its address is kept for the
+			// fallback (listUp), ours stays the one to dial.
+			s.listUp(m)
+			kept = s.cur
 			break
 		}
 		s.listUp(m)
@@ -385,6 +402,10 @@ func (n *Node) onMember(ev discovery.Event) {
 	if gone != nil {
 		n.incarnationGone(gone, fmt.Errorf("discovery reports incarnation %016x %s", gone.inc, ev.Type))
 	}
+	if kept != nil {
+		n.peerLine(slog.LevelInfo, "discovery lists another incarnation beside the linked one: kept the linked one", "peer", m.Node,
+			"linked", actor.FormatIncarnation(kept.inc), "listed", actor.FormatIncarnation(m.Incarnation))
+	}
 	n.each(func(h *Hooks) {
 		if h.OnMember != nil {
 			h.OnMember(ev)
@@ -411,7 +432,8 @@ func (n *Node) attach(conn net.Conn, h wire.Hello, outbound bool, dialID uint64)
 // h has proved the cookie. An older incarnation of the same name is
 // replaced only on evidence that it is gone: its links have all closed
 // (or gone silent, and liveness closed them), it said goodbye, or
-// discovery reported it down or replaced. While it still has live links,
+// discovery reported it down or replaced (onMember: only once its links
+// have closed). While it still has live links,
 // a hello claiming a newer one is refused as retryable
 // (codeStillConnected): the claim alone is no evidence, since any cookie
 // holder can make it (with TLS, only a holder of a certificate for that

@@ -29,7 +29,9 @@ func TestAnEndedIncarnationIsRefusedAsDeclaredDead(t *testing.T) {
 			_, err := conn.Write(frame)
 			require.NoError(t, err)
 		}},
-		{"replaced by discovery's newer incarnation", func(t *testing.T, b *Node, _ net.Conn) {
+		{"replaced by discovery's newer incarnation once its link closed", func(t *testing.T, b *Node, conn net.Conn) {
+			conn.Close() // linked, it is kept: the listing is no evidence it is gone
+			waitFor(t, "a/1's link closed", func() bool { return b.Stats().Links == 0 })
 			b.onMember(discovery.Event{Type: discovery.MemberUp, Member: discovery.Member{Node: "a", Incarnation: 2, Addr: "127.0.0.1:1"}})
 		}},
 	} {

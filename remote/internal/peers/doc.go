@@ -11,9 +11,12 @@
 // # Model
 //
 // Incarnations come from discovery (DiscoveryUp) or a hello. A newer
-// incarnation of a name supersedes the older, which is gone; discovery
-// down makes one gone; one that said goodbye is gone when its last link
-// ends. A gone incarnation is buried (refused from then on), every call
+// incarnation of a name supersedes the older, which is gone (but a
+// listing does not end a linked incarnation: a crashed one stays listed
+// beside its successor, and incarnations do not say which is newer; the
+// successor's hello replaces it once its links have closed, or its Down
+// ends it); discovery down makes one gone; one
+// that said goodbye is gone when its last link ends. A gone incarnation is buried (refused from then on), every call
 // pinned to it fails, its pool is withdrawn and its links close, in the
 // same step.
 //

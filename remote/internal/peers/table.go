@@ -246,6 +246,14 @@ func (t *Table) discoveryUp(e DiscoveryUp) {
 		if p.inc == e.Inc {
 			return
 		}
+		if p.stillConnected(nil) {
+			// Ours is linked: a listing is no evidence that it is gone
+			// (a crashed incarnation stays listed beside its successor
+			// until its TTL, and incarnations do not say which is
+			// newer). A successor replaces it by its hello once its
+			// links have closed, or its Down ends it.
+			return
+		}
 		t.gone(p, ReasonSuperseded) // a newer incarnation is up
 	}
 	t.newPeer(s, e.Inc, e.PoolSize)

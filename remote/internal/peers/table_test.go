@@ -187,3 +187,27 @@ func TestCallWrittenAfterLostLinkFailsAtWindow(t *testing.T) {
 		t.Fatalf("a later call failed: %v", fx)
 	}
 }
+
+// A listing of another incarnation does not end a linked one; once its
+// links have closed, it does.
+func TestListingBesideALinkedIncarnationKeepsIt(t *testing.T) {
+	tb := New(Config{Node: "a", Inc: 1})
+	l := upAndDial(t, tb)
+	tb.Step(DialDone{Link: l})
+	tb.Step(HelloRead{Link: l, Hello: Hello{Node: "b", Inc: 7, PoolSize: 2}})
+	if fx := tb.Step(DiscoveryUp{Node: "b", Inc: 8}); len(fx) != 0 {
+		t.Fatalf("a listing beside linked b/7 did: %v", fx)
+	}
+	if inc, _ := tb.Current("b"); inc != 7 {
+		t.Fatalf("current %x", inc)
+	}
+	tb.Step(LinkClosed{Link: l, Lost: true})
+	fx := tb.Step(DiscoveryUp{Node: "b", Inc: 8})
+	find(t, fx, EffPeerGone)
+	if inc, _ := tb.Current("b"); inc != 8 {
+		t.Fatalf("current %x after b/7's link closed", inc)
+	}
+	if err := tb.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -118,12 +118,15 @@ func (h *items) Push(x any)   { *h = append(*h, x.(item)) }
 func (h *items) Pop() any     { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
 type world struct {
-	o       Options
-	rng     *rand.Rand
-	now     peers.Time
-	q       items
-	seq     uint64
-	cur     map[string]*inst // the running incarnation of each name
+	o   Options
+	rng *rand.Rand
+	now peers.Time
+	q   items
+	seq uint64
+	cur map[string]*inst // the running incarnation of each name
+	// listed are the incarnations discovery lists up, in start order: a
+	// crashed one stays listed until its TTL runs out (kill).
+	listed  []*inst
 	all     []*inst
 	conns   []*conn
 	parts   map[[2]string]peers.Time // partitioned pairs, until
@@ -212,9 +215,10 @@ func (w *world) start(name string) {
 	for _, n := range names {
 		if o := w.cur[n]; o != nil && o != in {
 			w.discover(o, peers.DiscoveryUp{Node: name, Inc: in.inc, PoolSize: pool})
-			w.discover(in, peers.DiscoveryUp{Node: o.name, Inc: o.inc, PoolSize: o.poolSize()})
 		}
 	}
+	w.listAll(in) // what discovery lists, a crashed incarnation still in its TTL included
+	w.listed = append(w.listed, in)
 	var tick func()
 	tick = func() {
 		if in.dead {
@@ -277,10 +281,36 @@ func (w *world) kill(in *inst, graceful bool) {
 	for _, c := range w.connsOf(in) {
 		w.reset(c, !graceful)
 	}
-	for _, n := range names {
-		if o := w.cur[n]; o != nil {
-			w.discover(o, peers.DiscoveryDown{Node: in.name, Inc: in.inc})
+	down := func() {
+		w.listed = slices.DeleteFunc(w.listed, func(x *inst) bool { return x == in })
+		for _, n := range names {
+			if o := w.cur[n]; o != nil {
+				w.discover(o, peers.DiscoveryDown{Node: in.name, Inc: in.inc})
+			}
 		}
+	}
+	if graceful {
+		down() // it deregistered
+		return
+	}
+	// A crash: discovery lists it until its TTL runs out, beside a
+	// successor started meanwhile.
+	w.at(w.now+peers.Time(100+w.rng.IntN(700)), down)
+}
+
+// listAll tells obs every incarnation of the other names discovery
+// lists, in a random order (one answer's members sorted by random IDs):
+// a node's first view, or its watch's after a restart.
+func (w *world) listAll(obs *inst) {
+	var up []*inst
+	for _, x := range w.listed {
+		if x.name != obs.name {
+			up = append(up, x)
+		}
+	}
+	w.rng.Shuffle(len(up), func(i, j int) { up[i], up[j] = up[j], up[i] })
+	for _, x := range up {
+		w.discover(obs, peers.DiscoveryUp{Node: x.name, Inc: x.inc, PoolSize: x.poolSize()})
 	}
 }
 
@@ -607,6 +637,9 @@ func (w *world) act() {
 		a, b := min(in.name, to), max(in.name, to)
 		w.parts[[2]string{a, b}] = w.now + peers.Time(100+w.rng.IntN(700))
 		w.logf("partition %s-%s until %d", a, b, w.parts[[2]string{a, b}])
+	case x < 858:
+		w.logf("relist at %s", in.name)
+		w.listAll(in)
 	}
 }
 
