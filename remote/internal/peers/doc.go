@@ -35,7 +35,9 @@
 // exactly once: failed "not executed" if it was never written to a link
 // (CallQueued), "may have executed" if it was written (CallWritten) and
 // its link or incarnation died first, or "executed" when its reply is
-// read (Deliver of the reply). A link of the peer's we closed uncleanly
+// read (Deliver of the reply). A call its caller cancels (CallCancelled)
+// ends at once: not executed if it was never written (its queued frame
+// is cut, never written), may have executed if it was. A link of the peer's we closed uncleanly
 // may have carried replies to calls written on the others, and carries
 // them until the peer learns: such calls fail "may have executed" when
 // it closes, when the peer's fence naming it arrives, or, since the peer

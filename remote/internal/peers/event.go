@@ -77,6 +77,18 @@ type CallIssued struct {
 	Inc         uint64
 }
 
+// CallCancelled: the caller of a pending call to incarnation Inc of
+// Node gave up (its ctx ended). A call not yet written never will be
+// (the runtime cuts it out of the batch it waits in, at the write): it
+// ends not executed. One written ends may have executed; the cancel the
+// runtime then sends behind it changes nothing here (the simulated
+// callee runs a call as it reads it) and is not modelled.
+type CallCancelled struct {
+	Call CallID
+	Node string
+	Inc  uint64
+}
+
 // ReplySend: a call taken from Link (by its caller, incarnation Inc of
 // Node) has its reply.
 type ReplySend struct {
@@ -109,6 +121,7 @@ func (FrameRead) isEvent()     {}
 func (LinkClosed) isEvent()    {}
 func (Send) isEvent()          {}
 func (CallIssued) isEvent()    {}
+func (CallCancelled) isEvent() {}
 func (ReplySend) isEvent()     {}
 func (BuildPool) isEvent()     {}
 func (TeardownPool) isEvent()  {}

@@ -162,7 +162,11 @@ func (t *Table) write(l *link, f Frame) {
 	case FramePing:
 		l.lastPing = t.now
 	case FrameCall:
-		if c := l.peer.pending[f.Call]; c != nil {
+		c := l.peer.pending[f.Call]
+		if c == nil && !t.cfg.Mutations.WriteCancelled {
+			return // it ended while queued (cancelled): cut, never written
+		}
+		if c != nil {
 			c.state, c.link = CallWritten, l
 		}
 		l.lastData = t.now

@@ -50,6 +50,10 @@ type Mutations struct {
 	StaleReply bool
 	// UnsentAsExecuted fails a call that was never written as executed.
 	UnsentAsExecuted bool
+	// WriteCancelled writes a call its caller cancelled while it was
+	// queued (no cut at the write): the callee runs what its caller was
+	// told never ran.
+	WriteCancelled bool
 }
 
 func (c *Config) defaults() {
@@ -179,6 +183,8 @@ func (t *Table) Step(ev Event) []Effect {
 		t.route(Frame{Kind: FrameSend, Sender: e.Sender, Seq: e.Seq}, e.Node, e.Inc)
 	case CallIssued:
 		t.route(Frame{Kind: FrameCall, Sender: e.Sender, Seq: e.Seq, Call: e.Call}, e.Node, e.Inc)
+	case CallCancelled:
+		t.cancel(e)
 	case ReplySend:
 		t.reply(e)
 	case BuildPool:
@@ -337,6 +343,19 @@ func (t *Table) failCall(p *peer, c *call, why Reason) {
 		}
 	}
 	t.emit(Effect{Kind: EffFailCall, Call: c.id, Class: class, Reason: why})
+}
+
+// cancel ends a pending call its caller gave up on: not executed if it
+// was never written (its queued frame is skipped at the write), may
+// have executed if it was.
+func (t *Table) cancel(e CallCancelled) {
+	s := t.slots[e.Node]
+	if s == nil || s.cur == nil || s.cur.inc != e.Inc {
+		return
+	}
+	if c := s.cur.pending[e.Call]; c != nil {
+		t.failCall(s.cur, c, ReasonCancelled)
+	}
 }
 
 // stop says goodbye on every link, closes them all and fails every

@@ -163,10 +163,11 @@ const (
 	ReasonStale               // a reply for an incarnation with no link left
 	ReasonStopped             // this node stopped
 	ReasonLost                // the link ended uncleanly: what the peer wrote may be lost
+	ReasonCancelled           // its caller gave up (CallCancelled)
 )
 
 var reasons = [...]string{"", "dial-failed", "link-closed", "silent", "handshake", "refused", "other-incarnation",
-	"superseded", "down", "goodbye", "idle", "pool-torn-down", "fence-timeout", "no-peer", "overloaded", "stale", "stopped", "lost"}
+	"superseded", "down", "goodbye", "idle", "pool-torn-down", "fence-timeout", "no-peer", "overloaded", "stale", "stopped", "lost", "cancelled"}
 
 func (r Reason) String() string { return reasons[min(int(r), len(reasons)-1)] }
 

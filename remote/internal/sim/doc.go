@@ -6,10 +6,14 @@
 // random delays (sometimes longer than the heartbeat window), so frames
 // reorder only across links. The scheduler (math/rand/v2, seeded) issues
 // sends and calls (to current incarnations and sometimes stale ones),
-// builds and tears down pools, drops links, partitions node pairs,
-// freezes nodes, kills them (reset) or stops them (goodbye), restarts
-// them as new incarnations, and delivers discovery events (each
-// observer's in order, at random delays) racing the links. After
+// cancels pending calls (their callers give up), builds and tears down
+// pools, drops links, partitions node pairs, freezes nodes, kills them
+// (reset) or stops them (goodbye), restarts them as new incarnations,
+// and delivers discovery events (each observer's in order, at random
+// delays) racing the links. Discovery lists as Consul does: a killed
+// incarnation stays listed until its TTL runs out, a node that starts
+// is told every listed incarnation in a random order, and a node's
+// watch sometimes lists everything again. After
 // runFor it heals and thaws everything, stops issuing, and lets the
 // world settle.
 //

@@ -18,6 +18,7 @@ func TestMutations(t *testing.T) {
 		{"skip the fence on a takeover", peers.Mutations{SkipTakeoverFence: true}, "order"},
 		{"reply through a stale pool", peers.Mutations{StaleReply: true}, "stale-reply"},
 		{"classify a never-sent call as executed", peers.Mutations{UnsentAsExecuted: true}, "class"},
+		{"write a call cancelled while queued", peers.Mutations{WriteCancelled: true}, "class"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := uint64(0); seed < 10000; seed++ {

@@ -96,6 +96,8 @@ type conn struct {
 
 type callRec struct {
 	caller   *inst
+	to       string // the callee's name and incarnation
+	inc      uint64
 	executed bool
 	ended    bool
 	class    peers.Class
@@ -611,7 +613,7 @@ func (w *world) act() {
 		sender, seq := in.senderOffset+uint64(k), in.seq[k]
 		if x < 250 {
 			w.nextCID++
-			w.calls[w.nextCID] = &callRec{caller: in}
+			w.calls[w.nextCID] = &callRec{caller: in, to: to, inc: inc}
 			w.step(in, peers.CallIssued{Call: w.nextCID, Sender: sender, Seq: seq, Node: to, Inc: inc})
 		} else {
 			w.step(in, peers.Send{Sender: sender, Seq: seq, Node: to, Inc: inc})
@@ -640,6 +642,15 @@ func (w *world) act() {
 	case x < 858:
 		w.logf("relist at %s", in.name)
 		w.listAll(in)
+	case x < 875:
+		// A caller gives up on its latest pending call (its ctx ended).
+		for id := w.nextCID; id > 0 && id+20 > w.nextCID; id-- {
+			if r := w.calls[id]; r != nil && r.caller == in && !r.ended {
+				w.logf("cancel c%d at %s", id, in.name)
+				w.step(in, peers.CallCancelled{Call: id, Node: r.to, Inc: r.inc})
+				break
+			}
+		}
 	}
 }
 
