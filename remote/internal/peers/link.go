@@ -209,9 +209,17 @@ func (t *Table) drop(p *peer, f Frame, why Reason) {
 	}
 	if f.Kind == FrameReply && p.state != PeerGone {
 		// Its caller waits for it (there is no default timeout): a
-		// reply a torn-down pool held takes a native link instead.
+		// reply a torn-down pool held takes a native link instead, or
+		// any other link of the caller's that writes (the runtime's
+		// replyLink: the caller reads replies on its pool links too).
 		for _, l := range p.links {
 			if l.role == RoleNative && l.state.writable() {
+				t.write(l, f)
+				return
+			}
+		}
+		for _, l := range p.links {
+			if l.state.writable() && !t.heldByPool(l) {
 				t.write(l, f)
 				return
 			}

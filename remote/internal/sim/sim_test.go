@@ -47,6 +47,7 @@ func TestSeeds(t *testing.T) {
 func TestRegressionSeeds(t *testing.T) {
 	for _, seed := range []uint64{
 		517568, // never-ended: a call written after its callee's pool link to us was closed silent, its reply written there
+		412583, // never-ended: a reply held on a pool link closed silent, with only the caller's pool links left to reroute it on
 	} {
 		if r := Run(Options{Seed: seed}); r.Violation != nil {
 			t.Errorf("seed %d: %v (replay: go test ./remote/internal/sim/ -run TestSeeds -sim.seed=%d)", seed, r.Violation, seed)
