@@ -346,7 +346,7 @@ func (n *Node) onMember(ev discovery.Event) {
 	var gone, kept *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
-		s.setListed(true)
+		s.listed = true
 		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
 			break
 		}
@@ -377,7 +377,7 @@ func (n *Node) onMember(ev discovery.Event) {
 		}
 	case discovery.MemberDown:
 		s.listDown(m.Incarnation)
-		s.setListed(len(s.ups) > 0)
+		s.listed = len(s.ups) > 0
 		if m.Incarnation == 0 {
 			break
 		}
@@ -577,10 +577,10 @@ func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	s := n.slots[node]
 	if addr != "" {
 		s = n.slotLocked(node)
-		s.pin(addr)
+		s.addr, s.addrInc, s.pinned = addr, 0, true
 	}
 	if s != nil { // (none: nothing to dial, connect says so)
-		s.keepLinked()
+		s.kept = true
 	}
 	n.mu.Unlock()
 	_, _, err := n.dial.connect(ctx, node)

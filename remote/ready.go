@@ -16,11 +16,11 @@ import (
 // have a native link up, for WaitPeer. It is bounded by the links: an
 // incarnation leaves it when its last link closes or it is gone.
 type readiness struct {
-	mu       sync.Mutex // protects following
-	links    map[string]*upPeer
-	upEvents map[string]uint64 // discovery's up events per node, until it is forgotten
-	changed  chan struct{}     // closed and replaced on every change
-	closed   bool              // the node has stopped
+	mu      sync.Mutex // protects following
+	links   map[string]*upPeer
+	listed  map[string]uint64 // discovery's up events per node, until it is forgotten
+	changed chan struct{}     // closed and replaced on every change
+	closed  bool              // the node has stopped
 }
 
 // upPeer is the current incarnation of a node and its native links up
@@ -33,7 +33,7 @@ type upPeer struct {
 // install makes r follow n's links; before n starts linking.
 func (r *readiness) install(n *Node) {
 	r.links = make(map[string]*upPeer)
-	r.upEvents = make(map[string]uint64)
+	r.listed = make(map[string]uint64)
 	r.changed = make(chan struct{})
 	n.AddHooks(Hooks{
 		OnMember:   r.member,
@@ -69,14 +69,14 @@ func (r *readiness) member(ev discovery.Event) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.upEvents[ev.Member.Node]++
+	r.listed[ev.Member.Node]++
 	r.changedLocked()
 }
 
 func (r *readiness) forget(node string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.upEvents, node)
+	delete(r.listed, node)
 }
 
 func (r *readiness) gone(p PeerInfo) {
@@ -112,7 +112,7 @@ type readyState struct {
 func (r *readiness) state(node string) readyState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	st := readyState{closed: r.closed, listed: r.upEvents[node], changed: r.changed}
+	st := readyState{closed: r.closed, listed: r.listed[node], changed: r.changed}
 	if u := r.links[node]; u != nil && u.n > 0 {
 		st.info, st.up = u.info, true
 	}

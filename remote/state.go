@@ -178,19 +178,3 @@ func (ph *peerPhase) to(next peerPhase) bool {
 }
 
 func (ph peerPhase) String() string { return [...]string{"up", "leaving", "gone"}[ph] }
-
-// A node name's slot (node.go) carries three marks beside what it knows
-// of the node's incarnations: listed (discovery reports it up), pinned
-// (the user gave its address) and kept (the user or a seed keeper wants
-// it linked). They are set here only, under Node.mu.
-
-// setListed records whether discovery reports the node up.
-func (s *slot) setListed(up bool) { s.listed = up }
-
-// pin makes addr the node's configured address (Connect): it holds for
-// any incarnation and a Down does not clear it.
-func (s *slot) pin(addr string) { s.addr, s.addrInc, s.pinned = addr, 0, true }
-
-// keepLinked marks the node as one to keep linked: its native link is
-// never closed for idleness (idle.go), its slot never forgotten.
-func (s *slot) keepLinked() { s.kept = true }
