@@ -342,9 +342,13 @@ func (l *link) onGoodbye(el *wire.Element) {
 	p := l.peer
 	// From now on nothing new goes to this peer: the link refuses writes,
 	// and connect reports the peer as leaving.
-	l.state.saidGoodbye(el.Clean)
+	if el.Clean {
+		l.goodbye.Store(goodbyeClean)
+	} else {
+		l.goodbye.Store(goodbyeUnclean)
+	}
 	p.mu.Lock()
-	p.phase.to(peerLeaving)
+	p.leaving = true
 	p.mu.Unlock()
 	reason := fmt.Errorf("%s left: %s", p.name, el.Reason)
 	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {

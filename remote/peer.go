@@ -40,9 +40,10 @@ type peer struct {
 	links   map[*link]struct{}
 	pending map[uint64]*pendingCall
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
-	phase   peerPhase                            // up, leaving or gone (state.go)
-	drain   bool                                 // it announced it is draining
-	meta    map[string]string                    // what it announced
+	gone    bool
+	leaving bool              // it said goodbye on some link: gone when its last link ends
+	drain   bool              // it announced it is draining
+	meta    map[string]string // what it announced
 	// dialed indexes the links it dialed to us by its id for them, until
 	// their readers end; abandoned lists our links to it that we closed
 	// while it lived (supersede.go).
@@ -59,7 +60,7 @@ type peer struct {
 func (p *peer) isGone() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.phase == peerGone
+	return p.gone
 }
 
 // stillConnected reports whether p may still be alive: it is not gone,
@@ -67,7 +68,7 @@ func (p *peer) isGone() bool {
 func (p *peer) stillConnected() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.phase != peerUp {
+	if p.gone || p.leaving {
 		return false
 	}
 	for l := range p.links {
@@ -149,7 +150,7 @@ func (p *peer) inboundLinks() int {
 func (p *peer) outLink() *link {
 	p.mu.Lock()
 	l := p.out
-	gone := p.phase != peerUp
+	gone := p.gone || p.leaving
 	p.mu.Unlock()
 	if gone || l == nil || l.isClosed() {
 		return nil
@@ -166,7 +167,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == wire.RoleNative && !l.isClosed() && !l.state.peerIdle() { // (not one it closes for idleness: idle.go)
+		if l.role == wire.RoleNative && !l.isClosed() && !l.peerIdle.Load() { // (not one it closes for idleness: idle.go)
 			return l
 		}
 	}
@@ -181,11 +182,11 @@ func (p *peer) replyLink() *link {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.phase == peerGone {
+	if p.gone {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() && !l.writeClosed() && !l.state.peerIdle() { // not a pool link ending (PoolLink.Finish), nor one closed idle
+		if !l.isClosed() && !l.writeClosed() && !l.peerIdle.Load() { // not a pool link ending (PoolLink.Finish), nor one closed idle
 			return l
 		}
 	}
@@ -197,7 +198,7 @@ func (p *peer) replyLink() *link {
 func (p *peer) addPending(id uint64, pc *pendingCall) (ok, alone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.phase == peerGone {
+	if p.gone {
 		return false, false
 	}
 	p.pending[id] = pc
@@ -266,8 +267,8 @@ func (l *link) linkDown(reason error) {
 	if wasOut {
 		p.out = nil
 	}
-	gone := p.phase == peerGone
-	lastOfLeaver := p.phase == peerLeaving && len(p.links) == 0
+	gone := p.gone
+	lastOfLeaver := p.leaving && len(p.links) == 0
 	p.mu.Unlock()
 	if lastOfLeaver {
 		defer n.incarnationGone(p, errors.New("left (graceful stop)"))
@@ -282,11 +283,11 @@ func (l *link) linkDown(reason error) {
 	}
 	n.peerLine(level, "link down", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind(), "reason", reason)
 	var failed int
-	if l.state.goodbye() == goodbyeClean {
+	if l.goodbye.Load() == goodbyeClean {
 		// A clean goodbye promised that whatever it had not answered it
 		// never took: so too for calls that crossed the goodbye.
 		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
-	} else if !l.state.idleClosed() {
+	} else if !l.idleClosed.Load() {
 		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
 	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {
@@ -312,10 +313,11 @@ func (l *link) linkDown(reason error) {
 // incarnationGone fails everything pinned to p and closes its links.
 func (n *Node) incarnationGone(p *peer, reason error) {
 	p.mu.Lock()
-	if !p.phase.to(peerGone) {
+	if p.gone {
 		p.mu.Unlock()
 		return
 	}
+	p.gone = true
 	n.stats.peersGone.Add(1)
 	links := make([]*link, 0, len(p.links))
 	for l := range p.links {
@@ -360,7 +362,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 func (p *peer) addWatch(watcher, target actor.PID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.phase == peerGone {
+	if p.gone {
 		return false
 	}
 	if p.watches == nil {

@@ -50,7 +50,7 @@ func (p *peer) inWatch(watcher, target actor.PID) {
 	}
 	k := watchKey{watcher, target}
 	p.mu.Lock()
-	if p.phase == peerGone {
+	if p.gone {
 		p.mu.Unlock()
 		return
 	}
@@ -164,7 +164,7 @@ func (s *slot) keep() bool {
 	}
 	if p := s.cur; p != nil {
 		p.mu.Lock()
-		live := p.phase != peerGone && len(p.links) > 0
+		live := !p.gone && len(p.links) > 0
 		p.mu.Unlock()
 		return live
 	}

@@ -272,7 +272,7 @@ func (n *Node) Links() []LinkInfo {
 			switch {
 			case l.role == wire.RolePool:
 				li.Pool++
-			case l.state.fenced():
+			case l.fenced.Load():
 				li.Native++
 				li.Fenced++
 			default:
