@@ -166,8 +166,7 @@ func (d *dialer) connect(ctx context.Context, node string) (*peer, *link, error)
 		}
 		a := s.dialing
 		if a == nil {
-			a = &dialAttempt{addr: s.addr, done: make(chan struct{})}
-			s.dialing = a
+			a = s.beginDial(s.addr)
 			addr, alt := s.addr, ""
 			if s.addrInc == 0 && s.alt != addr {
 				alt = s.alt
@@ -187,7 +186,7 @@ func (d *dialer) connect(ctx context.Context, node string) (*peer, *link, error)
 				}
 			}
 			n.mu.Lock()
-			s.dialing = nil
+			s.endDial()
 			if ctx.Err() == nil {
 				a.err = err // the peer's failure, not our ctx's: shared
 			}

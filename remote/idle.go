@@ -95,7 +95,7 @@ func (lv *liveness) closeIdle(p *peer, l *link, now time.Time) bool {
 	}
 	if why == "" {
 		p.out = nil
-		if l.dialID != 0 && l.fenced.CompareAndSwap(false, true) {
+		if l.dialID != 0 && l.st.markFenced() {
 			p.abandonedLocked(l.dialID)
 		}
 	}
@@ -132,7 +132,7 @@ func (lv *liveness) idleKeepsLocked(p *peer, l *link) string {
 		return "a dial is running"
 	case (*host)(n).route(p.name) != nil:
 		return "a pool is published"
-	case p.gone || p.leaving || p.out != l:
+	case p.endingLocked() || p.out != l:
 		return "not its out link"
 	case len(p.pending) > 0:
 		return "calls are pending"
@@ -155,13 +155,12 @@ func (lv *liveness) idleKeepsLocked(p *peer, l *link) string {
 func (l *link) startIdleClose() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || l.wclosed || l.goodbye.Load() != 0 {
+	if l.st.refusesLocked() {
 		return false
 	}
-	l.idleClosed.Store(true) // before wclosed shows: a writer refused retries (retryFresh)
 	l.buf = append(l.buf, idleCloseFrame...)
 	l.seq++
-	l.wclosed, l.finIdle = true, true
+	l.st.markIdleClosing()
 	return true
 }
 
@@ -178,7 +177,7 @@ func (p *peer) abandonedLocked(id uint64) {
 // again on another link: l was closed for idleness (it took nothing, and
 // the peer's out link is no longer l).
 func retryFresh(l *link, err error) bool {
-	return errors.Is(err, errLinkClosed) && l.idleClosed.Load()
+	return errors.Is(err, errLinkClosed) && l.st.has(lsIdleClosed)
 }
 
 // sendCtl writes a control element to p on a control link (anyLink), on
@@ -207,12 +206,12 @@ func (l *link) onIdleClose() {
 	if l.outbound {
 		return // only a link's dialer closes it for idleness
 	}
-	l.peerIdle.Store(true)
+	l.st.markPeerIdle()
 	l.node.peerLine(slog.LevelDebug, "the peer closes an idle link", "peer", l.ends.PeerNode, "link", l.kind())
 }
 
 // endOfIdle reports whether reason is the expected end of a link its
 // peer closed for idleness: the end of its stream, after the frame.
 func endOfIdle(l *link, reason error) bool {
-	return l.peerIdle.Load() && errors.Is(reason, io.EOF)
+	return l.st.has(lsPeerIdle) && errors.Is(reason, io.EOF)
 }

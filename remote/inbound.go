@@ -342,13 +342,9 @@ func (l *link) onGoodbye(el *wire.Element) {
 	p := l.peer
 	// From now on nothing new goes to this peer: the link refuses writes,
 	// and connect reports the peer as leaving.
-	if el.Clean {
-		l.goodbye.Store(goodbyeClean)
-	} else {
-		l.goodbye.Store(goodbyeUnclean)
-	}
+	l.st.markGoodbye(el.Clean)
 	p.mu.Lock()
-	p.leaving = true
+	p.markLeavingLocked()
 	p.mu.Unlock()
 	reason := fmt.Errorf("%s left: %s", p.name, el.Reason)
 	if failed := p.failOnLink(l, el.Clean, reason); failed > 0 {

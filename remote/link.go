@@ -32,10 +32,9 @@ type link struct {
 	conn     net.Conn
 	role     uint8
 	worker   uint32
-	outbound bool   // dialed by this node
-	dialID   uint64 // the dialer's id for it (ours when outbound); 0 if unknown
-	fenced   atomic.Bool
-	started  atomic.Bool
+	outbound bool      // dialed by this node
+	dialID   uint64    // the dialer's id for it (ours when outbound); 0 if unknown
+	st       linkState // where it is in its life (linkstate.go)
 	ends     wire.Ends
 	peer     *peer
 	limit    int // buffered bytes before writers block or fail
@@ -44,9 +43,6 @@ type link struct {
 	buf      []byte
 	spare    []byte
 	seq      uint64 // frames appended
-	closed   bool
-	wclosed  bool // we said goodbye and half-closed: nothing more is written
-	finIdle  bool // closed for idleness: the writer half-closes once the buffer is written (idle.go)
 	closeErr error
 	room     chan struct{} // closed when the buffer drains; nil if nobody waits
 
@@ -62,14 +58,11 @@ type link struct {
 	ctlOut      atomic.Uint64 // pings and pongs appended (enqueueCtl): seq less these is the data written
 	idleMark    atomic.Uint64 // data frames both ways at the last idle check (idle.go)
 	idleSince   atomic.Int64  // unix ns (Node.now) since when the link carried no data and nothing was pinned to it (idle.go)
-	idleClosed  atomic.Bool   // we close it for idleness: writers take a new link (idle.go)
-	peerIdle    atomic.Bool   // its dialer said it closes it for idleness: we write nothing more on it (idle.go)
 	dispatching atomic.Bool   // the reader is delivering into a mailbox (which may make it wait), not waiting on the network
 	handling    atomic.Bool   // the reader is handling a frame it read (CPU work, or a wait marked by the flags beside)
 	roomWaits   atomic.Int32  // writers waiting for room in the buffer: the peer is not reading (liveness.go)
 	admitWait   atomic.Bool   // the reader waits for its peer's admission (admission.go)
 	owed        atomic.Int64  // calls and requests taken from this link and not yet answered
-	goodbye     atomic.Int32  // the peer said goodbye on it: goodbyeClean or goodbyeUnclean
 	seen        uint64        // reads at the last check (liveness loop only)
 	missed      int64         // heartbeat intervals counted missed since last heard (liveness loop only)
 	pongs       atomic.Uint64 // pongs received
@@ -124,7 +117,7 @@ func (l *link) kind() string {
 
 // start runs the reader and writer; dispatch handles each frame.
 func (l *link) start(dispatch func(*link, wire.Kind, []byte) error) {
-	l.started.Store(true)
+	l.st.markStarted()
 	l.wg.Add(2)
 	l.node.linkWG.Add(1)
 	go l.writeLoop()
@@ -173,7 +166,7 @@ func (l *link) enqueueCtl(frame []byte, block bool, appended func()) (uint64, er
 // enqueueUpTo is enqueueThen with limit in place of the link's.
 func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
 	l.mu.Lock()
-	for !l.closed && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
+	for !l.st.closedLocked() && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
 		if !block {
 			l.mu.Unlock()
 			return 0, actor.ErrOverloaded
@@ -188,7 +181,7 @@ func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, se
 		l.roomWaits.Add(-1)
 		l.mu.Lock()
 	}
-	if l.closed || l.wclosed || l.goodbye.Load() != 0 {
+	if l.st.refusesLocked() {
 		l.mu.Unlock()
 		return 0, errLinkClosed
 	}
@@ -240,7 +233,7 @@ func (l *link) writeLoop() {
 		l.wmu.Lock()
 		l.mu.Lock()
 		if len(l.buf) == 0 {
-			closed := l.closed
+			closed := l.st.closedLocked()
 			l.mu.Unlock()
 			l.wmu.Unlock()
 			if closed {
@@ -273,10 +266,7 @@ func (l *link) writeLoop() {
 		if cap(out) <= 1<<20 {
 			l.spare = out[:0]
 		}
-		fin := l.finIdle && len(l.buf) == 0
-		if fin {
-			l.finIdle = false
-		}
+		fin := len(l.buf) == 0 && l.st.takeFinIdle()
 		l.mu.Unlock()
 		if fin {
 			l.closeWriteSide() // the idle close is written: a lingering close (idle.go)
@@ -351,11 +341,11 @@ func (l *link) closeLater(reason error, fx *effects) {
 		l.abandon(fx) // supersede.go
 	}
 	l.mu.Lock()
-	if l.closed {
+	if !l.st.markClosed() {
 		l.mu.Unlock()
 		return
 	}
-	l.closed, l.closeErr = true, reason
+	l.closeErr = reason
 	if l.room != nil {
 		close(l.room)
 		l.room = nil
@@ -436,18 +426,13 @@ func frameBoundary(b []byte, n int) int {
 	return off
 }
 
-const (
-	goodbyeClean   int32 = 1
-	goodbyeUnclean int32 = 2
-)
-
 // halfClose ends our side of the connection (FIN, or TLS close_notify)
 // while the reader keeps reading, for a lingering close. Whatever would
 // be written afterwards (a refusal, a pong) is dropped quietly: the
 // goodbye already told the peer what it needs.
 func (l *link) halfClose() {
 	l.mu.Lock()
-	l.wclosed = true
+	l.st.markHalfClosed()
 	unsent := l.buf
 	l.buf = nil
 	l.mu.Unlock()
@@ -464,13 +449,13 @@ func (l *link) halfClose() {
 func (l *link) writeClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.wclosed
+	return l.st.has(lsHalfClosed)
 }
 
 func (l *link) isClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.closed
+	return l.st.closedLocked()
 }
 
 // bufPool recycles encoding scratch buffers.

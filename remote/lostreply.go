@@ -63,7 +63,7 @@ type lostLink struct {
 // chaos suite's grain-partition, kill-flood and partition scenarios).
 func endedUnread(l *link, reason error) bool {
 	var here closedHere
-	return l.goodbye.Load() == 0 && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye) && !errors.As(reason, &here)
+	return !l.st.has(lsGoodbye) && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye) && !errors.As(reason, &here)
 }
 
 // lostUnread applies the rule above to l, a link of p that ended
@@ -71,7 +71,7 @@ func endedUnread(l *link, reason error) bool {
 // calls it failed. Called by linkDown with no runtime lock held.
 func (p *peer) lostUnread(l *link, reason error) int {
 	p.mu.Lock()
-	if p.gone || p.leaving {
+	if p.endingLocked() {
 		p.mu.Unlock()
 		return 0
 	}
@@ -107,7 +107,7 @@ func (p *peer) fencedLost(ids []uint64) int {
 // What left meanwhile fails.
 func (p *peer) expireLost(now time.Time, wait time.Duration) int {
 	p.mu.Lock()
-	if len(p.lost) == 0 || p.gone {
+	if len(p.lost) == 0 || p.goneLocked() {
 		p.mu.Unlock()
 		return 0
 	}

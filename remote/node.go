@@ -346,7 +346,7 @@ func (n *Node) onMember(ev discovery.Event) {
 	var gone, kept *peer
 	switch ev.Type {
 	case discovery.MemberUp, discovery.MemberUpdated:
-		s.listed = true
+		s.markListed()
 		if _, dead := s.tomb[m.Incarnation]; dead && m.Incarnation != 0 {
 			break
 		}
@@ -377,7 +377,7 @@ func (n *Node) onMember(ev discovery.Event) {
 		}
 	case discovery.MemberDown:
 		s.listDown(m.Incarnation)
-		s.listed = len(s.ups) > 0
+		s.relisted()
 		if m.Incarnation == 0 {
 			break
 		}
@@ -493,7 +493,7 @@ func (n *Node) register(conn net.Conn, h wire.Hello, outbound bool, dialID uint6
 			s.bury(old.inc, n.live.now())
 		}
 		p = newPeer(n, h.Node, h.Inc, int(h.PoolSize))
-		s.cur = p
+		s.incarnate(p)
 	}
 	if !outbound && p.inboundLinks() >= n.cfg.Limits.MaxLinksPerPeer {
 		n.mu.Unlock()
@@ -577,10 +577,10 @@ func (n *Node) Connect(ctx context.Context, node, addr string) error {
 	s := n.slots[node]
 	if addr != "" {
 		s = n.slotLocked(node)
-		s.addr, s.addrInc, s.pinned = addr, 0, true
+		s.pin(addr)
 	}
 	if s != nil { // (none: nothing to dial, connect says so)
-		s.kept = true
+		s.markKept()
 	}
 	n.mu.Unlock()
 	_, _, err := n.dial.connect(ctx, node)

@@ -12,6 +12,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // peer is one incarnation of another node: its links, the calls pinned to
@@ -40,10 +41,9 @@ type peer struct {
 	links   map[*link]struct{}
 	pending map[uint64]*pendingCall
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
-	gone    bool
-	leaving bool              // it said goodbye on some link: gone when its last link ends
-	drain   bool              // it announced it is draining
-	meta    map[string]string // what it announced
+	phase   peers.PeerState                      // up, leaving, gone: changed only in state.go
+	drain   bool                                 // it announced it is draining
+	meta    map[string]string                    // what it announced
 	// dialed indexes the links it dialed to us by its id for them, until
 	// their readers end; abandoned lists our links to it that we closed
 	// while it lived (supersede.go).
@@ -60,7 +60,7 @@ type peer struct {
 func (p *peer) isGone() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.gone
+	return p.goneLocked()
 }
 
 // stillConnected reports whether p may still be alive: it is not gone,
@@ -68,7 +68,7 @@ func (p *peer) isGone() bool {
 func (p *peer) stillConnected() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone || p.leaving {
+	if p.endingLocked() {
 		return false
 	}
 	for l := range p.links {
@@ -92,6 +92,7 @@ func newPeer(n *Node, name string, inc uint64, poolSize int) *peer {
 		links:   make(map[*link]struct{}),
 		pending: make(map[uint64]*pendingCall),
 		dialed:  make(map[uint64]*link),
+		phase:   peers.PeerUp,
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p
@@ -150,7 +151,7 @@ func (p *peer) inboundLinks() int {
 func (p *peer) outLink() *link {
 	p.mu.Lock()
 	l := p.out
-	gone := p.gone || p.leaving
+	gone := p.endingLocked()
 	p.mu.Unlock()
 	if gone || l == nil || l.isClosed() {
 		return nil
@@ -167,7 +168,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == wire.RoleNative && !l.isClosed() && !l.peerIdle.Load() { // (not one it closes for idleness: idle.go)
+		if l.role == wire.RoleNative && !l.isClosed() && !l.st.has(lsPeerIdle) { // (not one it closes for idleness: idle.go)
 			return l
 		}
 	}
@@ -182,11 +183,11 @@ func (p *peer) replyLink() *link {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.goneLocked() {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() && !l.writeClosed() && !l.peerIdle.Load() { // not a pool link ending (PoolLink.Finish), nor one closed idle
+		if !l.isClosed() && !l.writeClosed() && !l.st.has(lsPeerIdle) { // not a pool link ending (PoolLink.Finish), nor one closed idle
 			return l
 		}
 	}
@@ -198,7 +199,7 @@ func (p *peer) replyLink() *link {
 func (p *peer) addPending(id uint64, pc *pendingCall) (ok, alone bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.goneLocked() {
 		return false, false
 	}
 	p.pending[id] = pc
@@ -267,8 +268,8 @@ func (l *link) linkDown(reason error) {
 	if wasOut {
 		p.out = nil
 	}
-	gone := p.gone
-	lastOfLeaver := p.leaving && len(p.links) == 0
+	gone := p.goneLocked()
+	lastOfLeaver := p.phase == peers.PeerLeaving && len(p.links) == 0
 	p.mu.Unlock()
 	if lastOfLeaver {
 		defer n.incarnationGone(p, errors.New("left (graceful stop)"))
@@ -283,11 +284,11 @@ func (l *link) linkDown(reason error) {
 	}
 	n.peerLine(level, "link down", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind(), "reason", reason)
 	var failed int
-	if l.goodbye.Load() == goodbyeClean {
+	if said, clean := l.st.goodbye(); said && clean {
 		// A clean goodbye promised that whatever it had not answered it
 		// never took: so too for calls that crossed the goodbye.
 		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
-	} else if !l.idleClosed.Load() {
+	} else if !l.st.has(lsIdleClosed) {
 		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
 	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {
@@ -313,11 +314,10 @@ func (l *link) linkDown(reason error) {
 // incarnationGone fails everything pinned to p and closes its links.
 func (n *Node) incarnationGone(p *peer, reason error) {
 	p.mu.Lock()
-	if p.gone {
+	if !p.markGoneLocked() {
 		p.mu.Unlock()
 		return
 	}
-	p.gone = true
 	n.stats.peersGone.Add(1)
 	links := make([]*link, 0, len(p.links))
 	for l := range p.links {
@@ -362,7 +362,7 @@ func (n *Node) incarnationGone(p *peer, reason error) {
 func (p *peer) addWatch(watcher, target actor.PID) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.gone {
+	if p.goneLocked() {
 		return false
 	}
 	if p.watches == nil {

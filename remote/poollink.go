@@ -277,7 +277,7 @@ func (pl *poolLink) reroute(entry []byte) bool {
 func (l *link) writeNow(b []byte, fx *effects) error {
 	l.wmu.Lock()
 	l.mu.Lock()
-	if l.closed || l.wclosed {
+	if l.st.has(lsClosed | lsHalfClosed) {
 		l.mu.Unlock()
 		l.wmu.Unlock()
 		return errLinkClosed
@@ -329,11 +329,11 @@ func (l *link) writeFailed(err error, queued []byte, written int, fx *effects) e
 // the buffer are dropped and counted.
 func (l *link) finish() {
 	l.mu.Lock()
-	if l.closed || l.wclosed {
+	if l.st.has(lsClosed | lsHalfClosed) {
 		l.mu.Unlock()
 		return
 	}
-	l.wclosed = true
+	l.st.markHalfClosed()
 	unsent := l.buf
 	l.buf = nil
 	if l.room != nil {

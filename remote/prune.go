@@ -50,7 +50,7 @@ func (p *peer) inWatch(watcher, target actor.PID) {
 	}
 	k := watchKey{watcher, target}
 	p.mu.Lock()
-	if p.gone {
+	if p.goneLocked() {
 		p.mu.Unlock()
 		return
 	}
@@ -164,7 +164,7 @@ func (s *slot) keep() bool {
 	}
 	if p := s.cur; p != nil {
 		p.mu.Lock()
-		live := !p.gone && len(p.links) > 0
+		live := !p.goneLocked() && len(p.links) > 0
 		p.mu.Unlock()
 		return live
 	}

@@ -145,7 +145,7 @@ func (k *seedKeepers) run(ctx context.Context, name string, wake <-chan struct{}
 	backoff := seedBackoffMin
 	for {
 		n.mu.Lock()
-		n.slotLocked(name).kept = true // never closed idle (idle.go)
+		n.slotLocked(name).markKept() // never closed idle (idle.go)
 		n.mu.Unlock()
 		_, _, err := n.dial.connect(ctx, name)
 		var t *time.Timer

@@ -272,7 +272,7 @@ func (n *Node) Links() []LinkInfo {
 			switch {
 			case l.role == wire.RolePool:
 				li.Pool++
-			case l.fenced.Load():
+			case l.st.has(lsFenced):
 				li.Native++
 				li.Fenced++
 			default:

@@ -44,7 +44,7 @@ var errFenceFull = errors.New("remote: link too full to fence an abandoned one")
 // closed can be written before the fence. The closes of links too full
 // for the fence leave their effects in fx.
 func (l *link) abandon(fx *effects) {
-	if l.goodbye.Load() != 0 || l.peer == nil {
+	if l.st.has(lsGoodbye) || l.peer == nil {
 		return
 	}
 	l.peer.fenceLinks([]*link{l}, fx)
@@ -61,7 +61,7 @@ const maxAbandoned = 256
 func (p *peer) fenceLinks(ls []*link, fx *effects) {
 	var ids []uint64
 	for _, l := range ls {
-		if l.outbound && l.dialID != 0 && l.fenced.CompareAndSwap(false, true) {
+		if l.outbound && l.dialID != 0 && l.st.markFenced() {
 			ids = append(ids, l.dialID)
 		}
 	}
@@ -70,7 +70,7 @@ func (p *peer) fenceLinks(ls []*link, fx *effects) {
 	}
 	var unfenced []*link
 	p.mu.Lock()
-	if p.gone || p.leaving {
+	if p.endingLocked() {
 		p.mu.Unlock()
 		return // no traffic to it follows
 	}
@@ -79,7 +79,7 @@ func (p *peer) fenceLinks(ls []*link, fx *effects) {
 		p.abandoned = append(p.abandoned[:0], p.abandoned[len(p.abandoned)-maxAbandoned:]...)
 	}
 	for m := range p.links {
-		if !m.outbound || m.fenced.Load() {
+		if !m.outbound || m.st.has(lsFenced) {
 			continue
 		}
 		// Never wait under the peer's lock: a link too full to take the
@@ -173,7 +173,7 @@ func (l *link) waitEnded(old *link, expired *<-chan time.Time, onExpire func()) 
 		case <-old.done:
 			return true
 		case <-closed:
-			if !old.started.Load() {
+			if !old.st.has(lsStarted) {
 				return true // it never ran (its welcome failed): nothing to deliver
 			}
 			closed = nil // only the end of its reader matters now
