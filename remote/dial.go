@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -167,22 +168,23 @@ func (d *dialer) connect(ctx context.Context, node string) (*peer, *link, error)
 		a := s.dialing
 		if a == nil {
 			a = s.beginDial(s.addr)
-			addr, alt := s.addr, ""
-			if s.addrInc == 0 && s.alt != addr {
-				alt = s.alt
-			}
+			addr, fallbacks := s.addr, s.fallbacks()
 			n.mu.Unlock()
 			err := d.native(ctx, node, addr)
 			if err != nil {
 				err = fmt.Errorf("%w: dial %s at %s: %w", actor.ErrUnreachable, node, addr, err)
-				if alt != "" && ctx.Err() == nil && !errors.Is(err, actor.ErrStopped) {
-					// The configured address failed: the one the node
-					// announced when it dialled us, within this attempt.
-					if altErr := d.native(ctx, node, alt); altErr == nil {
-						err = nil
-					} else {
-						err = fmt.Errorf("%w; then at %s, the address its hello gave: %w", err, alt, altErr)
+				// The address failed: the others the node is known at,
+				// in turn, within this attempt.
+				for _, fb := range fallbacks {
+					if ctx.Err() != nil || errors.Is(err, actor.ErrStopped) {
+						break
 					}
+					fbErr := d.native(ctx, node, fb.addr)
+					if fbErr == nil {
+						err = nil
+						break
+					}
+					err = fmt.Errorf("%w; then at %s, %s: %w", err, fb.addr, fb.why, fbErr)
 				}
 			}
 			n.mu.Lock()
@@ -213,6 +215,34 @@ func (d *dialer) connect(ctx context.Context, node string) (*peer, *link, error)
 			return nil, nil, fmt.Errorf("%w: waiting for a link to %s: %v", actor.ErrUnreachable, node, ctx.Err())
 		}
 	}
+}
+
+// fallback is an address to dial when the slot's own failed, and why it
+// may reach the node.
+type fallback struct{ addr, why string }
+
+// fallbacks are the addresses connect dials, in turn, after s.addr
+// failed. For a configured address (a seed, Connect), the one the node's
+// hello announced when it dialled us (alt). For one discovery listed,
+// the other incarnations it lists, the latest first: it may list a
+// crashed incarnation beside its successor until the crashed one's TTL
+// runs out, and a node that took the crashed one's address last would
+// otherwise stay unreachable until its Down. Under n.mu.
+func (s *slot) fallbacks() []fallback {
+	if s.addrInc == 0 {
+		if s.alt != "" && s.alt != s.addr {
+			return []fallback{{s.alt, "the address its hello gave"}}
+		}
+		return nil
+	}
+	var out []fallback
+	for i := len(s.ups) - 1; i >= 0; i-- {
+		u := s.ups[i]
+		if u.Addr != s.addr && !slices.ContainsFunc(out, func(f fallback) bool { return f.addr == u.Addr }) {
+			out = append(out, fallback{u.Addr, "listed for incarnation " + actor.FormatIncarnation(u.Incarnation)})
+		}
+	}
+	return out
 }
 
 func (d *dialer) native(ctx context.Context, node, addr string) error {

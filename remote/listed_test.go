@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/discovery"
 	"github.com/mailroom-go/mailroom/internal/testing/memnet"
 	"github.com/mailroom-go/mailroom/internal/testing/testpb"
@@ -128,4 +129,38 @@ func TestAListingEndsAnIncarnationWithNoLink(t *testing.T) {
 	addr := b.slots["a"].addr
 	b.mu.Unlock()
 	require.Equal(t, "127.0.0.1:2", addr, "the successor's address is the one to dial")
+}
+
+// (fix) A dial to a listed address that fails goes on to the other
+// incarnations discovery lists for the node: Consul lists a crashed
+// incarnation beside its successor until the crashed one's TTL runs out,
+// and a node that learned the crashed one's address last (a node
+// starting, or a view that just listed it) dialled only that and failed
+// every call to the node until the crashed one's Down.
+func TestADialFallsBackToTheOtherListedIncarnations(t *testing.T) {
+	asys, a, _ := startNode(t, "a", Config{})
+	_, b, _ := startNode(t, "b", Config{})
+	live := discovery.Member{Node: "a", Incarnation: asys.Incarnation(), Addr: a.Addr()}
+	crashed := discovery.Member{Node: "a", Incarnation: asys.Incarnation() ^ 1, Addr: "127.0.0.1:1"}
+	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: live})
+	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: crashed}) // listed after: its address is the one to dial
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := b.System().Call(ctx, "a", "echo", &testpb.Echo{Text: "hi"})
+	require.NoError(t, err, "a call while the crashed incarnation is listed last")
+	require.Equal(t, "echo hi", res.(*testpb.Echo).Text)
+	info, ok := b.Peer("a")
+	require.True(t, ok)
+	require.Equal(t, asys.Incarnation(), info.Incarnation)
+	require.Equal(t, a.Addr(), info.Addr, "reached at the live incarnation's address")
+
+	// Nothing listed answers: the error names every address tried.
+	_, c, _ := startNode(t, "c", Config{})
+	c.onMember(discovery.Event{Type: discovery.MemberUp, Member: discovery.Member{Node: "x", Incarnation: 7, Addr: "127.0.0.1:1"}})
+	c.onMember(discovery.Event{Type: discovery.MemberUp, Member: discovery.Member{Node: "x", Incarnation: 8, Addr: "127.0.0.1:2"}})
+	_, err = c.System().Call(ctx, "x", "echo", &testpb.Echo{Text: "hi"})
+	require.ErrorIs(t, err, actor.ErrUnreachable)
+	require.ErrorContains(t, err, "at 127.0.0.1:2")
+	require.ErrorContains(t, err, "then at 127.0.0.1:1, listed for incarnation "+actor.FormatIncarnation(7))
 }

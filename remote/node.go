@@ -173,7 +173,8 @@ type slot struct {
 	listed  bool                 // discovery reports it up
 	// ups are the incarnations discovery lists up with an address, the
 	// latest listed last, at most maxListed: a crashed incarnation may
-	// stay listed beside its successor until its TTL runs out.
+	// stay listed beside its successor until its TTL runs out. connect
+	// dials them when addr fails (dial.go, fallbacks).
 	ups    []discovery.Member
 	pinned bool   // the user connected to it by address
 	kept   bool   // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
