@@ -96,15 +96,18 @@ func TestAdmissionBoundsTheCallsOfAPeer(t *testing.T) {
 // on the peer, not on this node: liveness closes the link after the
 // heartbeat window and everything it held is released.
 //
-// On the wall clock: the good peer's heartbeats, real network traffic,
-// keep its link up beside the deaf one; a logical clock stepped until the
-// deaf link closed would outrun them. The test bounds nothing by the
-// window: the link closes within waitFor's deadline.
+// On the victim's logical clock, stepped an interval at a time, and only
+// once every link the good peer has with it was heard since the last
+// step (its calls, or its pongs to the step's pings): so the good peer is
+// never silent however slow the machine, and the deaf link closes after
+// exactly the window of steps. The good peer's own clock stands still: it
+// closes nothing.
 func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
-	const bound = 256
-	hb := Config{Liveness: Liveness{HeartbeatInterval: 100 * time.Millisecond, HeartbeatMisses: 5}}
-	_, victim, logs := startNode(t, "victim", Config{Liveness: Liveness{HeartbeatInterval: hb.Liveness.HeartbeatInterval, HeartbeatMisses: hb.Liveness.HeartbeatMisses}, Limits: Limits{MaxInflightPerPeer: bound}, LinkBufferBytes: 64 << 10})
-	good, gn, _ := startNode(t, "good", hb) // it pings as often as the victim expects
+	const bound, iv, misses = 256, 100 * time.Millisecond, 5
+	hb := Config{Liveness: Liveness{HeartbeatInterval: iv, HeartbeatMisses: misses}}
+	clk := newLogicalClock()
+	_, victim, logs := startNodeAt(t, "victim", Config{Liveness: hb.Liveness, Limits: Limits{MaxInflightPerPeer: bound}, LinkBufferBytes: 64 << 10}, clk)
+	good, gn, _ := startNodeAt(t, "good", hb, newLogicalClock())
 	require.NoError(t, gn.Connect(context.Background(), "victim", victim.Addr()))
 	healthy(t, good, "victim")
 	g0 := runtime.NumGoroutine()
@@ -118,14 +121,25 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	})
 	conn := rawLink(t, victim, "deaf", 8, 0)
 	f := startFlood(conn, stream, 5*time.Second)
-	var peak int
-	waitFor(t, "the link closed by liveness", func() bool {
-		peak = max(peak, runtime.NumGoroutine())
-		return strings.Contains(logs.String(), "the peer reads none of its replies")
-	})
+	var peak, steps int
+	step := func() {
+		waitFor(t, "the good peer heard on every link since the last step", func() bool {
+			peak = max(peak, runtime.NumGoroutine())
+			return heardSinceLastStep(victim, "good")
+		})
+		clk.advance(iv)
+		steps++
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs.String(), "the peer reads none of its replies") {
+		require.True(t, time.Now().Before(deadline), "the deaf link still open after %d steps", steps)
+		step()
+	}
+	require.GreaterOrEqual(t, steps, misses+1, "closed before the window passed")
+	require.Zero(t, victim.Stats().LinksSilent, "the good peer's links were declared silent")
 	f.wait(t)
 	calls, p99, worst := lg.check(t)
-	t.Logf("goroutines %d, peak %d (bound %d); legit peer: %d calls, p99 %v, worst %v", g0, peak, bound, calls, p99, worst)
+	t.Logf("goroutines %d, peak %d (bound %d); closed at step %d; legit peer: %d calls, p99 %v, worst %v", g0, peak, bound, steps, calls, p99, worst)
 	// Calls here finish at once: a handler that gave its slot back may not
 	// have exited yet when the next one starts (the scheduler is slow to
 	// retire goroutines under -race on two loaded cores), so the peak can
@@ -133,6 +147,12 @@ func TestAPeerThatNeverReadsRepliesIsNotKeptForEver(t *testing.T) {
 	// where the unbounded node made hundreds of thousands.
 	require.Less(t, peak-g0, 2*bound+128, "goroutines beyond the bound")
 	waitFor(t, "the closed link released what it held", func() bool { return (*transport)(victim).current("deaf").adm.inflight() == 0 })
+	// The calls' workers park, and end once parked through a whole sweep
+	// of the liveness step (callworkers.go): two sweeps of steps.
+	for range 2 * int(workerSweep/iv) {
+		step()
+	}
+	require.Zero(t, victim.Stats().LinksSilent, "the good peer's links were declared silent")
 	goroutinesSettle(t, g0+8)
 }
 
@@ -207,4 +227,23 @@ func TestAdmissionIsPerIncarnationOverAllItsLinks(t *testing.T) {
 	require.Equal(t, int64(bound), started.Load(), "the bound is the incarnation's, not each link's")
 	require.Equal(t, int64(bound), (*transport)(victim).current("spread").adm.inflight())
 	once.Do(func() { close(release) })
+}
+
+// heardSinceLastStep reports whether n's liveness step, run now, would
+// find every link with node's current incarnation heard from: each read
+// something since the step before. Only for a node on a logical clock,
+// from the goroutine that advances it (a link's seen is the step's).
+func heardSinceLastStep(n *Node, node string) bool {
+	p := (*transport)(n).current(node)
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		if l.reads.Load()+l.dataIn.Load() == l.seen {
+			return false
+		}
+	}
+	return len(p.links) > 0
 }
