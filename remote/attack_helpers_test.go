@@ -189,3 +189,38 @@ func (g *legit) check(t testing.TB) (calls int, p99, worst time.Duration) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	return len(lat), lat[len(lat)*99/100], lat[len(lat)-1]
 }
+
+// heardSinceLastStep reports whether every link n has with node's current
+// incarnation was heard from at n's last liveness step (or opened since)
+// or has read something since. So a step taken when it holds leaves no
+// link of node silent for more than one interval: n pings each link at
+// every step of an interval, and its pong is a read. Only for a node on
+// a logical clock, from the goroutine that advances it (a link's seen is
+// the step's).
+func heardSinceLastStep(n *Node, node string) bool {
+	p := (*transport)(n).current(node)
+	if p == nil {
+		return false
+	}
+	now := n.live.now().UnixNano()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for l := range p.links {
+		if l.reads.Load()+l.dataIn.Load() == l.seen && l.lastRead.Load() != now {
+			return false
+		}
+	}
+	return len(p.links) > 0
+}
+
+// stepHeard advances clk by d, n's heartbeat interval, once every link n
+// has with node was heard at or since n's last liveness step
+// (heardSinceLastStep): so node, whose traffic and pongs (to the steps'
+// pings) are real network traffic, is never silent to n however slow the
+// machine, while a link that says nothing goes silent after exactly the
+// window of steps.
+func stepHeard(t *testing.T, clk *logicalClock, n *Node, node string, d time.Duration) {
+	t.Helper()
+	waitFor(t, node+" heard on every link since the last step", func() bool { return heardSinceLastStep(n, node) })
+	clk.advance(d)
+}

@@ -52,13 +52,17 @@ func rawPeer(t *testing.T, n *Node, cookie string) net.Conn {
 // assertClosedByPeer waits until the node closes conn.
 func assertClosedByPeer(t *testing.T, conn net.Conn) {
 	t.Helper()
+	require.NotContains(t, readToEnd(conn).Error(), "timeout", "the node should have closed the link")
+}
+
+// readToEnd reads conn until it fails, for at most 10 s, and returns the
+// error: a timeout if the link is still open then.
+func readToEnd(conn net.Conn) error {
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	buf := make([]byte, 4096)
 	for {
-		_, err := conn.Read(buf)
-		if err != nil {
-			require.NotContains(t, err.Error(), "timeout", "the node should have closed the link")
-			return
+		if _, err := conn.Read(buf); err != nil {
+			return err
 		}
 	}
 }
