@@ -65,7 +65,7 @@ func (l *link) barrier(fx *effects) <-chan struct{} {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err != nil || l.st.closedLocked() || l.pongs.Load() >= n {
+	if err != nil || l.st.Closed() || l.pongs.Load() >= n {
 		close(ch)
 		return ch
 	}

@@ -276,9 +276,9 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	// (nothing) and half-closes the link (held too).
 	(*host)(a).unpublishPool(h.pool, errors.New("test: connection stopped"))
 	h.drain(t)
-	require.Equal(t, peers.LinkFenced, h.pl.l.st.phase(), "the pool link: named in the fence, half-closed, read by b to its end")
+	require.Equal(t, peers.LinkFenced, h.pl.l.st.Phase(), "the pool link: named in the fence, half-closed, read by b to its end")
 	_, native := a.dial.live("b")
-	require.Equal(t, peers.LinkOpen, native.st.phase(), "the native link")
+	require.Equal(t, peers.LinkOpen, native.st.Phase(), "the native link")
 
 	s.SendNamed("b", "order", &testpb.Echo{N: 4})
 	waitFor(t, "b waits on the fence (or wrongly delivered 4)", func() bool { return b.Stats().FenceWaits == 1 || sink.has(4) })
@@ -288,7 +288,7 @@ func TestAfterUnpublishTheNativePathWaitsForThePoolLinks(t *testing.T) {
 	waitFor(t, "four delivered", func() bool { return len(sink.received()) == 4 })
 	require.Equal(t, []int64{1, 2, 3, 4}, sink.received())
 	require.Zero(t, b.Stats().FenceTimeouts)
-	waitFor(t, "the pool link ended", func() bool { return h.pl.l.st.phase() == peers.LinkEnded })
+	waitFor(t, "the pool link ended", func() bool { return h.pl.l.st.Phase() == peers.LinkEnded })
 }
 
 // (fix) The pool's fence is raised before the route changes and given to

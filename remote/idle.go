@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // Idle native links. A node closes its native outbound link to a peer
@@ -95,7 +96,7 @@ func (lv *liveness) closeIdle(p *peer, l *link, now time.Time) bool {
 	}
 	if why == "" {
 		p.out = nil
-		if l.dialID != 0 && l.st.markFenced() {
+		if l.dialID != 0 && l.st.MarkFenced() {
 			p.abandonedLocked(l.dialID)
 		}
 	}
@@ -155,12 +156,12 @@ func (lv *liveness) idleKeepsLocked(p *peer, l *link) string {
 func (l *link) startIdleClose() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.st.refusesLocked() {
+	if l.st.Refuses() {
 		return false
 	}
 	l.buf = append(l.buf, idleCloseFrame...)
 	l.seq++
-	l.st.markIdleClosing()
+	l.st.MarkIdleClosing()
 	return true
 }
 
@@ -177,7 +178,7 @@ func (p *peer) abandonedLocked(id uint64) {
 // again on another link: l was closed for idleness (it took nothing, and
 // the peer's out link is no longer l).
 func retryFresh(l *link, err error) bool {
-	return errors.Is(err, errLinkClosed) && l.st.has(lsIdleClosed)
+	return errors.Is(err, errLinkClosed) && l.st.Has(peers.BitIdleClosed)
 }
 
 // sendCtl writes a control element to p on a control link (anyLink), on
@@ -206,12 +207,12 @@ func (l *link) onIdleClose() {
 	if l.outbound {
 		return // only a link's dialer closes it for idleness
 	}
-	l.st.markPeerIdle()
+	l.st.MarkPeerIdle()
 	l.node.peerLine(slog.LevelDebug, "the peer closes an idle link", "peer", l.ends.PeerNode, "link", l.kind())
 }
 
 // endOfIdle reports whether reason is the expected end of a link its
 // peer closed for idleness: the end of its stream, after the frame.
 func endOfIdle(l *link, reason error) bool {
-	return l.st.has(lsPeerIdle) && errors.Is(reason, io.EOF)
+	return l.st.Has(peers.BitPeerIdle) && errors.Is(reason, io.EOF)
 }

@@ -159,13 +159,13 @@ func idleCloseAndRedial(t *testing.T, cfg Config) {
 	require.NotNil(t, l1)
 	require.Equal(t, 1, inboundFrom(x.b, "a"))
 	bl := onlyLink(t, x.b, "a")
-	require.Equal(t, peers.LinkOpen, l1.st.phase(), "a's end, carrying calls")
-	require.Equal(t, peers.LinkOpen, bl.st.phase(), "b's end, carrying calls")
+	require.Equal(t, peers.LinkOpen, l1.st.Phase(), "a's end, carrying calls")
+	require.Equal(t, peers.LinkOpen, bl.st.Phase(), "b's end, carrying calls")
 
 	x.forceIdle()
 	require.Equal(t, uint64(1), x.a.Stats().LinksIdleClosed)
 	require.Nil(t, x.outLink(), "a's out link is no longer used")
-	require.Contains(t, []peers.LinkState{peers.LinkIdleClosing, peers.LinkEnded}, l1.st.phase(), "a's end, once the idle check closed it")
+	require.Contains(t, []peers.LinkState{peers.LinkIdleClosing, peers.LinkEnded}, l1.st.Phase(), "a's end, once the idle check closed it")
 	waitFor(t, "a's idle link ended", func() bool {
 		select {
 		case <-l1.done:
@@ -175,12 +175,12 @@ func idleCloseAndRedial(t *testing.T, cfg Config) {
 		}
 	})
 	waitFor(t, "b's end of it closed", func() bool { return inboundFrom(x.b, "a") == 0 })
-	require.Equal(t, peers.LinkEnded, l1.st.phase())
-	require.Equal(t, peers.LinkEnded, bl.st.phase())
-	require.True(t, l1.st.has(lsIdleClosed), "a closed its end for idleness")
-	require.True(t, bl.st.has(lsPeerIdle), "b heard the idle close before its end closed")
-	require.True(t, l1.st.has(lsFenced), "a's end is named in the fence a link dialed after it starts with")
-	require.False(t, l1.st.has(lsGoodbye) || bl.st.has(lsGoodbye), "nobody said goodbye")
+	require.Equal(t, peers.LinkEnded, l1.st.Phase())
+	require.Equal(t, peers.LinkEnded, bl.st.Phase())
+	require.True(t, l1.st.Has(peers.BitIdleClosed), "a closed its end for idleness")
+	require.True(t, bl.st.Has(peers.BitPeerIdle), "b heard the idle close before its end closed")
+	require.True(t, l1.st.Has(peers.BitFenced), "a's end is named in the fence a link dialed after it starts with")
+	require.False(t, l1.st.Has(peers.BitGoodbye) || bl.st.Has(peers.BitGoodbye), "nobody said goodbye")
 	noWarnings(t, "a", x.alogs)
 	noWarnings(t, "b", x.blogs)
 	for _, n := range []*Node{x.a, x.b} {

@@ -342,7 +342,7 @@ func (l *link) onGoodbye(el *wire.Element) {
 	p := l.peer
 	// From now on nothing new goes to this peer: the link refuses writes,
 	// and connect reports the peer as leaving.
-	l.st.markGoodbye(el.Clean)
+	l.st.MarkGoodbye(el.Clean)
 	p.mu.Lock()
 	p.markLeavingLocked()
 	p.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // errLinkClosed is returned when writing to a link that has closed.
@@ -32,9 +33,9 @@ type link struct {
 	conn     net.Conn
 	role     uint8
 	worker   uint32
-	outbound bool      // dialed by this node
-	dialID   uint64    // the dialer's id for it (ours when outbound); 0 if unknown
-	st       linkState // where it is in its life (linkstate.go)
+	outbound bool           // dialed by this node
+	dialID   uint64         // the dialer's id for it (ours when outbound); 0 if unknown
+	st       peers.LinkWord // where it is in its life (remote/internal/peers/word.go)
 	ends     wire.Ends
 	peer     *peer
 	limit    int // buffered bytes before writers block or fail
@@ -117,7 +118,7 @@ func (l *link) kind() string {
 
 // start runs the reader and writer; dispatch handles each frame.
 func (l *link) start(dispatch func(*link, wire.Kind, []byte) error) {
-	l.st.markStarted()
+	l.st.MarkStarted()
 	l.wg.Add(2)
 	l.node.linkWG.Add(1)
 	go l.writeLoop()
@@ -166,7 +167,7 @@ func (l *link) enqueueCtl(frame []byte, block bool, appended func()) (uint64, er
 // enqueueUpTo is enqueueThen with limit in place of the link's.
 func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, seqOut *atomic.Uint64, appended func()) (uint64, error) {
 	l.mu.Lock()
-	for !l.st.closedLocked() && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
+	for !l.st.Closed() && len(l.buf) > 0 && len(l.buf)+len(frames) > limit {
 		if !block {
 			l.mu.Unlock()
 			return 0, actor.ErrOverloaded
@@ -181,7 +182,7 @@ func (l *link) enqueueUpTo(limit int, frames []byte, nframes int, block bool, se
 		l.roomWaits.Add(-1)
 		l.mu.Lock()
 	}
-	if l.st.refusesLocked() {
+	if l.st.Refuses() {
 		l.mu.Unlock()
 		return 0, errLinkClosed
 	}
@@ -233,7 +234,7 @@ func (l *link) writeLoop() {
 		l.wmu.Lock()
 		l.mu.Lock()
 		if len(l.buf) == 0 {
-			closed := l.st.closedLocked()
+			closed := l.st.Closed()
 			l.mu.Unlock()
 			l.wmu.Unlock()
 			if closed {
@@ -266,7 +267,7 @@ func (l *link) writeLoop() {
 		if cap(out) <= 1<<20 {
 			l.spare = out[:0]
 		}
-		fin := len(l.buf) == 0 && l.st.takeFinIdle()
+		fin := len(l.buf) == 0 && l.st.TakeFinIdle()
 		l.mu.Unlock()
 		if fin {
 			l.closeWriteSide() // the idle close is written: a lingering close (idle.go)
@@ -341,7 +342,7 @@ func (l *link) closeLater(reason error, fx *effects) {
 		l.abandon(fx) // supersede.go
 	}
 	l.mu.Lock()
-	if !l.st.markClosed() {
+	if !l.st.MarkClosed() {
 		l.mu.Unlock()
 		return
 	}
@@ -432,7 +433,7 @@ func frameBoundary(b []byte, n int) int {
 // goodbye already told the peer what it needs.
 func (l *link) halfClose() {
 	l.mu.Lock()
-	l.st.markHalfClosed()
+	l.st.MarkHalfClosed()
 	unsent := l.buf
 	l.buf = nil
 	l.mu.Unlock()
@@ -449,13 +450,13 @@ func (l *link) halfClose() {
 func (l *link) writeClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.st.has(lsHalfClosed)
+	return l.st.Has(peers.BitHalfClosed)
 }
 
 func (l *link) isClosed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.st.closedLocked()
+	return l.st.Closed()
 }
 
 // bufPool recycles encoding scratch buffers.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/actor"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // Replies lost on a link that ended unread. A pending call is failed by
@@ -63,7 +64,7 @@ type lostLink struct {
 // chaos suite's grain-partition, kill-flood and partition scenarios).
 func endedUnread(l *link, reason error) bool {
 	var here closedHere
-	return !l.st.has(lsGoodbye) && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye) && !errors.As(reason, &here)
+	return !l.st.Has(peers.BitGoodbye) && !errors.Is(reason, io.EOF) && !errors.Is(reason, errLinkClosed) && !errors.Is(reason, errGoodbye) && !errors.As(reason, &here)
 }
 
 // lostUnread applies the rule above to l, a link of p that ended

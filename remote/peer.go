@@ -41,7 +41,7 @@ type peer struct {
 	links   map[*link]struct{}
 	pending map[uint64]*pendingCall
 	watches map[actor.PID]map[actor.PID]struct{} // remote target -> local watchers
-	phase   peers.PeerState                      // up, leaving, gone: changed only in state.go
+	phase   peers.PeerState                      // up, leaving, gone: changed only by its Leave and End (state.go)
 	drain   bool                                 // it announced it is draining
 	meta    map[string]string                    // what it announced
 	// dialed indexes the links it dialed to us by its id for them, until
@@ -168,7 +168,7 @@ func (p *peer) anyLink() *link {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for l := range p.links {
-		if l.role == wire.RoleNative && !l.isClosed() && !l.st.has(lsPeerIdle) { // (not one it closes for idleness: idle.go)
+		if l.role == wire.RoleNative && !l.isClosed() && !l.st.Has(peers.BitPeerIdle) { // (not one it closes for idleness: idle.go)
 			return l
 		}
 	}
@@ -187,7 +187,7 @@ func (p *peer) replyLink() *link {
 		return nil
 	}
 	for l := range p.links {
-		if !l.isClosed() && !l.writeClosed() && !l.st.has(lsPeerIdle) { // not a pool link ending (PoolLink.Finish), nor one closed idle
+		if !l.isClosed() && !l.writeClosed() && !l.st.Has(peers.BitPeerIdle) { // not a pool link ending (PoolLink.Finish), nor one closed idle
 			return l
 		}
 	}
@@ -284,11 +284,11 @@ func (l *link) linkDown(reason error) {
 	}
 	n.peerLine(level, "link down", "peer", p.name, "incarnation", actor.FormatIncarnation(p.inc), "link", l.kind(), "reason", reason)
 	var failed int
-	if said, clean := l.st.goodbye(); said && clean {
+	if said, clean := l.st.Goodbye(); said && clean {
 		// A clean goodbye promised that whatever it had not answered it
 		// never took: so too for calls that crossed the goodbye.
 		failed = p.failOnLink(l, true, fmt.Errorf("%s left", p.name))
-	} else if !l.st.has(lsIdleClosed) {
+	} else if !l.st.Has(peers.BitIdleClosed) {
 		failed = p.failVia(l, fmt.Errorf("link to %s closed: %v", p.name, reason))
 	} // else nothing was pending on it when it closed idle, and a call refused by it since goes on another link (idle.go)
 	if failed > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // poolLink is one proxy's link, paired with one worker of a peer
@@ -277,7 +278,7 @@ func (pl *poolLink) reroute(entry []byte) bool {
 func (l *link) writeNow(b []byte, fx *effects) error {
 	l.wmu.Lock()
 	l.mu.Lock()
-	if l.st.has(lsClosed | lsHalfClosed) {
+	if l.st.Has(peers.BitClosed | peers.BitHalfClosed) {
 		l.mu.Unlock()
 		l.wmu.Unlock()
 		return errLinkClosed
@@ -329,11 +330,11 @@ func (l *link) writeFailed(err error, queued []byte, written int, fx *effects) e
 // the buffer are dropped and counted.
 func (l *link) finish() {
 	l.mu.Lock()
-	if l.st.has(lsClosed | lsHalfClosed) {
+	if l.st.Has(peers.BitClosed | peers.BitHalfClosed) {
 		l.mu.Unlock()
 		return
 	}
-	l.st.markHalfClosed()
+	l.st.MarkHalfClosed()
 	unsent := l.buf
 	l.buf = nil
 	if l.room != nil {

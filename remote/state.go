@@ -1,132 +1,22 @@
 package remote
 
-import (
-	"sync/atomic"
+import "github.com/mailroom-go/mailroom/remote/internal/peers"
 
-	"github.com/mailroom-go/mailroom/remote/internal/peers"
-)
-
-// linkState is a link's state: one word, changed only by the transitions
-// in this file. It records where the link is in its life (started,
-// closing for idleness, half-closed, closed) and what was said on it
-// (the peer's goodbye or idle close, our fence naming it), which is more
-// than one enum can say, since those combine: a link we close for
-// idleness may still hear the peer's goodbye. phase folds it into the
-// core's enum (peers.LinkState), which the simulator checks.
-//
-// The bits a writer and the closer must see together with the link's
-// buffer (closed, halfClosed, finIdle) are changed under the link's mu
-// and read under it, as the buffer is; the others are changed and read
-// without a lock. Every change is atomic, so each reader sees a whole
-// word.
-type linkState struct{ w atomic.Uint32 }
-
-const (
-	lsStarted    uint32 = 1 << iota // its reader and writer run (start)
-	lsFenced                        // a fence naming it went on the peer's other links (supersede.go, idle.go)
-	lsIdleClosed                    // we close it for idleness: writers take a new link (idle.go)
-	lsPeerIdle                      // its dialer closes it for idleness: we write nothing more on it (idle.go)
-	lsGoodbye                       // the peer said goodbye on it
-	lsClean                         // ... and its goodbye was clean
-	lsHalfClosed                    // we write nothing more on it: our goodbye, an idle close, a finished pool link; under mu
-	lsFinIdle                       // the writer half-closes it once its buffer is written (idle.go); under mu
-	lsClosed                        // closed (close); under mu
-)
-
-func (s *linkState) has(bits uint32) bool { return s.w.Load()&bits != 0 }
-
-// markStarted: its reader and writer run.
-func (s *linkState) markStarted() { s.w.Or(lsStarted) }
-
-// markFenced records that a fence naming the link is written, once:
-// true for the caller that marked it.
-func (s *linkState) markFenced() bool { return s.w.Or(lsFenced)&lsFenced == 0 }
-
-// markPeerIdle: its dialer said it closes it for idleness.
-func (s *linkState) markPeerIdle() { s.w.Or(lsPeerIdle) }
-
-// markGoodbye: the peer said goodbye on it, cleanly or not.
-func (s *linkState) markGoodbye(clean bool) {
-	bits := lsGoodbye
-	if clean {
-		bits |= lsClean
-	}
-	s.w.Or(bits)
-}
-
-// markIdleClosing: we close it for idleness; the writer half-closes it
-// once what it holds is written. All three bits show at once: a writer
-// refused for the half-close sees it was for idleness and retries on
-// another link (retryFresh). Under mu.
-func (s *linkState) markIdleClosing() {
-	s.w.Or(lsIdleClosed | lsHalfClosed | lsFinIdle)
-}
-
-// takeFinIdle reports, once, that the writer is to half-close the link
-// (its idle close is written). Under mu.
-func (s *linkState) takeFinIdle() bool { return s.w.And(^lsFinIdle)&lsFinIdle != 0 }
-
-// markHalfClosed: we write nothing more on it. Under mu.
-func (s *linkState) markHalfClosed() { s.w.Or(lsHalfClosed) }
-
-// markClosed closes it, once: true for the caller that closed it. Under mu.
-func (s *linkState) markClosed() bool { return s.w.Or(lsClosed)&lsClosed == 0 }
-
-// closedLocked: closed. Under mu.
-func (s *linkState) closedLocked() bool { return s.has(lsClosed) }
-
-// refusesLocked reports whether the link takes no more frames: closed,
-// half-closed, or the peer said goodbye on it. Under mu.
-func (s *linkState) refusesLocked() bool { return s.has(lsClosed | lsHalfClosed | lsGoodbye) }
-
-// goodbye reports whether the peer said goodbye on it, and whether
-// cleanly.
-func (s *linkState) goodbye() (said, clean bool) {
-	w := s.w.Load()
-	return w&lsGoodbye != 0, w&lsClean != 0
-}
-
-// phase is the link's state as the core names it. A link closing for
-// idleness on either side is in that phase until it closes; a fenced
-// link we half-closed is fenced; anything else that runs is open.
-func (s *linkState) phase() peers.LinkState {
-	w := s.w.Load()
-	switch {
-	case w&lsClosed != 0:
-		return peers.LinkEnded
-	case w&lsStarted == 0:
-		return peers.LinkHello
-	case w&lsIdleClosed != 0:
-		return peers.LinkIdleClosing
-	case w&lsPeerIdle != 0:
-		return peers.LinkPeerIdle
-	case w&lsFenced != 0 && w&lsHalfClosed != 0:
-		return peers.LinkFenced
-	}
-	return peers.LinkOpen
-}
+// A link's state is its st, a peers.LinkWord: the core's word, changed
+// only by its transitions (remote/internal/peers/word.go).
 
 // A peer incarnation's state is its phase (peers.PeerState): up, leaving
 // (it said goodbye on a link: nothing new is routed to it, and it is gone
 // when its last link ends), gone. It only moves forward, under the
-// peer's mu, by the two transitions below.
+// peer's mu, by the core's two transitions (Leave, End), which the
+// Table the simulator checks makes too.
 
 // markLeavingLocked: it said goodbye. Under p.mu.
-func (p *peer) markLeavingLocked() {
-	if p.phase == peers.PeerUp {
-		p.phase = peers.PeerLeaving
-	}
-}
+func (p *peer) markLeavingLocked() { p.phase.Leave() }
 
 // markGoneLocked makes it gone, once: true for the caller that did.
 // Under p.mu.
-func (p *peer) markGoneLocked() bool {
-	if p.phase == peers.PeerGone {
-		return false
-	}
-	p.phase = peers.PeerGone
-	return true
-}
+func (p *peer) markGoneLocked() bool { return p.phase.End() }
 
 // goneLocked: it is gone. Under p.mu.
 func (p *peer) goneLocked() bool { return p.phase == peers.PeerGone }

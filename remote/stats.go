@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // Stats are the remote layer's counters since start, and its levels now.
@@ -272,7 +273,7 @@ func (n *Node) Links() []LinkInfo {
 			switch {
 			case l.role == wire.RolePool:
 				li.Pool++
-			case l.st.has(lsFenced):
+			case l.st.Has(peers.BitFenced):
 				li.Native++
 				li.Fenced++
 			default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mailroom-go/mailroom/actor"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 )
 
 // errFenceFull closes a link too full to carry a fence.
@@ -44,7 +45,7 @@ var errFenceFull = errors.New("remote: link too full to fence an abandoned one")
 // closed can be written before the fence. The closes of links too full
 // for the fence leave their effects in fx.
 func (l *link) abandon(fx *effects) {
-	if l.st.has(lsGoodbye) || l.peer == nil {
+	if l.st.Has(peers.BitGoodbye) || l.peer == nil {
 		return
 	}
 	l.peer.fenceLinks([]*link{l}, fx)
@@ -61,7 +62,7 @@ const maxAbandoned = 256
 func (p *peer) fenceLinks(ls []*link, fx *effects) {
 	var ids []uint64
 	for _, l := range ls {
-		if l.outbound && l.dialID != 0 && l.st.markFenced() {
+		if l.outbound && l.dialID != 0 && l.st.MarkFenced() {
 			ids = append(ids, l.dialID)
 		}
 	}
@@ -79,7 +80,7 @@ func (p *peer) fenceLinks(ls []*link, fx *effects) {
 		p.abandoned = append(p.abandoned[:0], p.abandoned[len(p.abandoned)-maxAbandoned:]...)
 	}
 	for m := range p.links {
-		if !m.outbound || m.st.has(lsFenced) {
+		if !m.outbound || m.st.Has(peers.BitFenced) {
 			continue
 		}
 		// Never wait under the peer's lock: a link too full to take the
@@ -173,7 +174,7 @@ func (l *link) waitEnded(old *link, expired *<-chan time.Time, onExpire func()) 
 		case <-old.done:
 			return true
 		case <-closed:
-			if !old.st.has(lsStarted) {
+			if !old.st.Has(peers.BitStarted) {
 				return true // it never ran (its welcome failed): nothing to deliver
 			}
 			closed = nil // only the end of its reader matters now

@@ -53,6 +53,13 @@
 // the call came on, another link of that incarnation, or it is a dead
 // letter.
 //
+// # The runtime's words
+//
+// Node does not step a Table yet. Its links' state is a LinkWord and its
+// peers' a PeerState, each changed only by the transitions in word.go;
+// LinkWord.Phase names a runtime link's state in the Table's LinkState,
+// and the Table moves its PeerStates by the same two transitions.
+//
 // # Bounds
 //
 // Per name: MaxTombs buried incarnations; names: MaxNames. Per

@@ -287,9 +287,7 @@ func (t *Table) frameRead(e FrameRead) {
 			l.state, l.since = LinkHeld, t.now
 		}
 	case FrameGoodbye:
-		if p.state == PeerUp {
-			p.state = PeerLeaving
-		}
+		p.state.Leave()
 	case FrameIdleClose:
 		if !l.outbound {
 			l.state, l.since = LinkPeerIdle, t.now

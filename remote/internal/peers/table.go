@@ -293,10 +293,9 @@ func (p *peer) stillConnected(except *link) bool {
 // gone ends incarnation p: every call pinned to it fails, its pool is
 // withdrawn, its links close, it leaves the table and is buried.
 func (t *Table) gone(p *peer, why Reason) {
-	if p.state == PeerGone {
+	if !p.state.End() {
 		return
 	}
-	p.state = PeerGone
 	s := p.slot
 	if s.cur == p {
 		s.cur = nil
@@ -368,7 +367,7 @@ func (t *Table) stop() {
 					t.write(l, Frame{Kind: FrameGoodbye})
 				}
 			}
-			p.state = PeerLeaving // no abandoning: nothing follows
+			p.state.Leave() // no abandoning: nothing follows
 			for _, l := range slices.Clone(p.links) {
 				t.closeLink(l, ReasonStopped, true)
 			}
