@@ -118,7 +118,7 @@ func (n *Node) Members() []discovery.Member {
 	defer n.mu.Unlock()
 	var out []discovery.Member
 	for _, s := range n.slots {
-		if !s.listed || s.member.Node == "" {
+		if !s.marks.Listed() || s.member.Node == "" {
 			continue
 		}
 		if _, dead := s.tomb[s.member.Incarnation]; dead && s.member.Incarnation != 0 {

@@ -125,9 +125,9 @@ func (lv *liveness) idleKeepsLocked(p *peer, l *link) string {
 		return "the node is stopping"
 	case s == nil || s.cur != p:
 		return "not the current incarnation"
-	case !s.listed:
+	case !s.marks.Listed():
 		return "discovery does not list it"
-	case s.kept || s.pinned:
+	case s.marks.Kept() || s.marks.Pinned():
 		return "kept linked (a seed, Connect)"
 	case s.dialing != nil:
 		return "a dial is running"

@@ -16,6 +16,7 @@ import (
 	"github.com/mailroom-go/mailroom/internal/actorhooks"
 	"github.com/mailroom-go/mailroom/internal/discoveryhooks"
 	"github.com/mailroom-go/mailroom/internal/wire"
+	"github.com/mailroom-go/mailroom/remote/internal/peers"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -170,15 +171,13 @@ type slot struct {
 	dialing *dialAttempt         // non-nil while a dial runs
 	tomb    map[uint64]time.Time // incarnations declared gone (the latest maxTombs)
 	seen    time.Time            // when it was last known in use (prune.go)
-	listed  bool                 // discovery reports it up
+	marks   peers.NameMarks      // listed, pinned, kept (state.go)
 	// ups are the incarnations discovery lists up with an address, the
 	// latest listed last, at most maxListed: a crashed incarnation may
 	// stay listed beside its successor until its TTL runs out. connect
 	// dials them when addr fails (dial.go, fallbacks).
-	ups    []discovery.Member
-	pinned bool   // the user connected to it by address
-	kept   bool   // the user (Connect) or the seed keeper wants it linked: never closed idle (idle.go)
-	src    string // the source of the hello it was learned from (counted in namesBySrc); "" otherwise
+	ups []discovery.Member
+	src string // the source of the hello it was learned from (counted in namesBySrc); "" otherwise
 }
 
 // dialAttempt is one dial of a native link. Callers that find a dial
@@ -383,7 +382,7 @@ func (n *Node) onMember(ev discovery.Event) {
 			break
 		}
 		s.bury(m.Incarnation, n.live.now())
-		if s.addrInc == m.Incarnation && !s.pinned {
+		if s.addrInc == m.Incarnation && !s.marks.Pinned() {
 			// The address was that incarnation's: dialling it again could
 			// only reach a dead process or a stranger. Another listed
 			// incarnation's is the one to dial (discovery listed a

@@ -159,7 +159,7 @@ func (s *slot) listDown(inc uint64) {
 // the node, the user connected to it, a dial is running, or its
 // incarnation has links. Under n.mu (takes the peer's lock).
 func (s *slot) keep() bool {
-	if s.listed || s.pinned || s.dialing != nil {
+	if s.marks.Listed() || s.marks.Pinned() || s.dialing != nil {
 		return true
 	}
 	if p := s.cur; p != nil {

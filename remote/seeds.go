@@ -102,7 +102,7 @@ func (k *seedKeepers) add(name string, listed bool) {
 	if listed {
 		k.n.mu.Lock()
 		s := k.n.slots[name]
-		ok := s != nil && s.listed
+		ok := s != nil && s.marks.Listed()
 		k.n.mu.Unlock()
 		if !ok {
 			return

@@ -27,20 +27,24 @@ func (p *peer) endingLocked() bool { return p.phase != peers.PeerUp }
 // A slot's marks say why the node is kept in view and linked: listed
 // (discovery reports it up), pinned (the user connected to it by
 // address), kept (Connect or the seed keeper wants it linked: never
-// closed idle, idle.go). They, its current incarnation and its running
-// dial change only here, under the node's mu.
+// closed idle, idle.go): a peers.NameMarks, set by the core's
+// transitions, called only here. They, its current incarnation and its
+// running dial change only here, under the node's mu.
 
 // markListed: discovery reports it up.
-func (s *slot) markListed() { s.listed = true }
+func (s *slot) markListed() { s.marks.List() }
 
 // relisted: after an incarnation's Down, it is listed while another is.
-func (s *slot) relisted() { s.listed = len(s.ups) > 0 }
+func (s *slot) relisted() { s.marks.Relist(len(s.ups) > 0) }
 
 // pin: the user connected to it at addr, which holds for any incarnation.
-func (s *slot) pin(addr string) { s.addr, s.addrInc, s.pinned = addr, 0, true }
+func (s *slot) pin(addr string) {
+	s.addr, s.addrInc = addr, 0
+	s.marks.Pin()
+}
 
 // markKept: it is to stay linked.
-func (s *slot) markKept() { s.kept = true }
+func (s *slot) markKept() { s.marks.Keep() }
 
 // incarnate makes p its current incarnation.
 func (s *slot) incarnate(p *peer) { s.cur = p }

@@ -162,7 +162,7 @@ func (n *Node) Stats() Stats {
 	n.mu.Lock()
 	s.Nodes = len(n.slots)
 	for _, sl := range n.slots {
-		if sl.listed {
+		if sl.marks.Listed() {
 			s.Members++
 		}
 	}

@@ -55,10 +55,11 @@
 //
 // # The runtime's words
 //
-// Node does not step a Table yet. Its links' state is a LinkWord and its
-// peers' a PeerState, each changed only by the transitions in word.go;
-// LinkWord.Phase names a runtime link's state in the Table's LinkState,
-// and the Table moves its PeerStates by the same two transitions.
+// Node does not step a Table yet. Its links' state is a LinkWord, its
+// peers' a PeerState and its node names' marks a NameMarks, each changed
+// only by the transitions in word.go; LinkWord.Phase names a runtime
+// link's state in the Table's LinkState, and the Table moves its
+// PeerStates by the same two transitions.
 //
 // # Bounds
 //

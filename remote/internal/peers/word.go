@@ -131,3 +131,44 @@ func (s *PeerState) End() bool {
 	*s = PeerGone
 	return true
 }
+
+// NameMarks say why the runtime keeps a node name in view and linked:
+// listed (discovery reports it up), pinned (the user connected to it by
+// address), kept (the user or a seed keeper wants it linked: never closed
+// idle). Set only by the transitions below; the runtime holds its
+// node's lock around them.
+type NameMarks uint8
+
+const (
+	markListed NameMarks = 1 << iota
+	markPinned
+	markKept
+)
+
+// List: discovery reports the name up.
+func (m *NameMarks) List() { *m |= markListed }
+
+// Relist: after an incarnation's Down, the name is listed while another
+// incarnation is (stillListed).
+func (m *NameMarks) Relist(stillListed bool) {
+	if stillListed {
+		*m |= markListed
+	} else {
+		*m &^= markListed
+	}
+}
+
+// Pin: the user connected to it by address.
+func (m *NameMarks) Pin() { *m |= markPinned }
+
+// Keep: it is to stay linked.
+func (m *NameMarks) Keep() { *m |= markKept }
+
+// Listed reports whether discovery reports it up.
+func (m NameMarks) Listed() bool { return m&markListed != 0 }
+
+// Pinned reports whether the user connected to it by address.
+func (m NameMarks) Pinned() bool { return m&markPinned != 0 }
+
+// Kept reports whether it is to stay linked.
+func (m NameMarks) Kept() bool { return m&markKept != 0 }

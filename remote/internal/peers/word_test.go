@@ -98,3 +98,20 @@ func TestPeerStateOnlyMovesForward(t *testing.T) {
 	up := PeerUp
 	require.True(t, up.End(), "an up incarnation can end without leaving (superseded, reported down)")
 }
+
+// A name's marks are independent: listing and unlisting leave the user's
+// pin and the keeper's mark as they are.
+func TestNameMarks(t *testing.T) {
+	var m NameMarks
+	require.False(t, m.Listed() || m.Pinned() || m.Kept())
+	m.List()
+	m.Pin()
+	require.True(t, m.Listed() && m.Pinned())
+	require.False(t, m.Kept())
+	m.Relist(false)
+	require.False(t, m.Listed(), "no incarnation listed any more")
+	require.True(t, m.Pinned(), "the pin holds for any incarnation")
+	m.Keep()
+	m.Relist(true)
+	require.True(t, m.Listed() && m.Pinned() && m.Kept())
+}
