@@ -59,7 +59,10 @@
 // peers' a PeerState and its node names' marks a NameMarks, each changed
 // only by the transitions in word.go; LinkWord.Phase names a runtime
 // link's state in the Table's LinkState, and the Table moves its
-// PeerStates by the same two transitions.
+// PeerStates by the same two transitions. Each of the Table's links
+// carries a LinkWord too, marked as the runtime marks one at each change
+// of state, and Check holds its Phase to the link's state: so the
+// simulator checks the runtime's fold of its word on every step.
 //
 // # Bounds
 //

@@ -66,6 +66,11 @@ func (t *Table) Check() error {
 	if t.shaking < 0 || t.shaking > c.MaxHandshakes {
 		return bad("%d handshakes (MaxHandshakes %d)", t.shaking, c.MaxHandshakes)
 	}
+	for _, l := range t.links {
+		if got, want := l.word.Phase(), l.state.runtimePhase(); got != want {
+			return bad("link %d is %v: the runtime's word for it says %v", l.id, l.state, got)
+		}
+	}
 	for _, s := range t.slotList {
 		if len(s.tomb) > c.MaxTombs {
 			return bad("%s: %d tombs > MaxTombs", s.name, len(s.tomb))

@@ -19,6 +19,32 @@ type link struct {
 	pings    uint64   // pings enqueued
 	pongs    uint64   // pongs read
 	waitFor  []LinkID // held: the peer's links (dialer ids) whose readers must end first
+	// word is the runtime's view of the link (LinkWord), marked as the
+	// runtime marks it at each change of state; Check holds its Phase to
+	// state.
+	word LinkWord
+}
+
+// enter moves l to state s at now, and marks its word as the runtime
+// marks a link's there: started when it opens, fenced and half-closed
+// when a pool torn down fences it, an idle close on either side, closed.
+// A held link is open to the runtime (its reader waits; its word does
+// not change).
+func (l *link) enter(s LinkState, now Time) {
+	l.state, l.since = s, now
+	switch s {
+	case LinkOpen:
+		l.word.MarkStarted()
+	case LinkFenced:
+		l.word.MarkFenced()
+		l.word.MarkHalfClosed()
+	case LinkIdleClosing:
+		l.word.MarkIdleClosing()
+	case LinkPeerIdle:
+		l.word.MarkPeerIdle()
+	case LinkEnded:
+		l.word.MarkClosed()
+	}
 }
 
 func (t *Table) addLink(l *link) {
@@ -46,7 +72,8 @@ func (t *Table) dialDone(e DialDone) {
 		t.closeLink(l, ReasonDialFailed, false)
 		return
 	}
-	l.state, l.since, l.lastRead = LinkHello, t.now, t.now
+	l.enter(LinkHello, t.now)
+	l.lastRead = t.now
 	t.emit(Effect{Kind: EffWrite, Link: l.id, Frame: Frame{Kind: FrameHello, Hello: t.hello(l)}})
 }
 
@@ -139,7 +166,8 @@ func (t *Table) open(l *link) {
 	if !l.outbound {
 		t.shaking--
 	}
-	l.state, l.since, l.lastRead = LinkOpen, t.now, t.now
+	l.enter(LinkOpen, t.now)
+	l.lastRead = t.now
 	if !l.outbound {
 		return
 	}
@@ -284,13 +312,13 @@ func (t *Table) frameRead(e FrameRead) {
 			}
 		}
 		if len(l.waitFor) > 0 {
-			l.state, l.since = LinkHeld, t.now
+			l.enter(LinkHeld, t.now)
 		}
 	case FrameGoodbye:
 		p.state.Leave()
 	case FrameIdleClose:
 		if !l.outbound {
-			l.state, l.since = LinkPeerIdle, t.now
+			l.enter(LinkPeerIdle, t.now)
 		}
 	}
 }
@@ -306,7 +334,7 @@ func (t *Table) closeLink(l *link, why Reason, emitClose bool) {
 	if prev == LinkHello && !l.outbound && l.peer == nil {
 		t.shaking--
 	}
-	l.state = LinkEnded
+	l.enter(LinkEnded, t.now)
 	delete(t.links, l.id)
 	if emitClose {
 		t.emit(Effect{Kind: EffClose, Link: l.id, Reason: why})
@@ -397,7 +425,8 @@ func (t *Table) readerEnded(p *peer, id LinkID) {
 		if m.state == LinkHeld {
 			m.waitFor = slices.DeleteFunc(m.waitFor, func(w LinkID) bool { return w == id })
 			if len(m.waitFor) == 0 {
-				m.state, m.since, m.lastRead = LinkOpen, t.now, t.now
+				m.enter(LinkOpen, t.now)
+				m.lastRead = t.now
 			}
 		}
 	}
@@ -473,7 +502,7 @@ func (t *Table) idleCheck() {
 			continue
 		}
 		t.write(l, Frame{Kind: FrameIdleClose})
-		l.state, l.since = LinkIdleClosing, t.now
+		l.enter(LinkIdleClosing, t.now)
 		p.out = nil
 		t.abandon(p, []*link{l})
 		t.emit(Effect{Kind: EffClose, Link: l.id, Half: true, Reason: ReasonIdle})

@@ -100,7 +100,7 @@ func (t *Table) teardownPool(p *peer, why Reason) {
 		switch {
 		case l.state == LinkEnded:
 		case l.state == LinkOpen:
-			l.state, l.since = LinkFenced, t.now
+			l.enter(LinkFenced, t.now)
 			t.emit(Effect{Kind: EffClose, Link: l.id, Half: true, Reason: why})
 		default:
 			t.closeLink(l, why, true)

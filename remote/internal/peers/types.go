@@ -92,6 +92,20 @@ var linkStates = [...]string{"?", "dialing", "hello", "open", "held", "fenced", 
 
 func (s LinkState) String() string { return linkStates[min(int(s), len(linkStates)-1)] }
 
+// runtimePhase is s as a runtime link's word (LinkWord.Phase) names it:
+// the runtime has no dialing link (a link exists once connected) and
+// does not mark a held one (its reader waits on the fence; the link is
+// open).
+func (s LinkState) runtimePhase() LinkState {
+	switch s {
+	case LinkDialing:
+		return LinkHello
+	case LinkHeld:
+		return LinkOpen
+	}
+	return s
+}
+
 // writable reports whether data and control may be written in state s.
 func (s LinkState) writable() bool { return s == LinkOpen || s == LinkHeld }
 
