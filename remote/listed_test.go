@@ -21,12 +21,7 @@ import (
 // dial; forgetting the address left the node unreachable until its next
 // Up, which a node that changes nothing never sends.
 func TestDownOfOneListedIncarnationKeepsTheOthersAddress(t *testing.T) {
-	asys, a, _ := startNode(t, "a", Config{})
-	_, b, _ := startNode(t, "b", Config{})
-	live := discovery.Member{Node: "a", Incarnation: asys.Incarnation(), Addr: a.Addr()}
-	crashed := discovery.Member{Node: "a", Incarnation: asys.Incarnation() ^ 1, Addr: "127.0.0.1:1"}
-	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: live})
-	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: crashed}) // listed after: its address is held
+	_, _, b, crashed := listedBesideACrashedOne(t) // crashed listed after: its address is held
 	b.onMember(discovery.Event{Type: discovery.MemberDown, Member: crashed})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -138,12 +133,7 @@ func TestAListingEndsAnIncarnationWithNoLink(t *testing.T) {
 // starting, or a view that just listed it) dialled only that and failed
 // every call to the node until the crashed one's Down.
 func TestADialFallsBackToTheOtherListedIncarnations(t *testing.T) {
-	asys, a, _ := startNode(t, "a", Config{})
-	_, b, _ := startNode(t, "b", Config{})
-	live := discovery.Member{Node: "a", Incarnation: asys.Incarnation(), Addr: a.Addr()}
-	crashed := discovery.Member{Node: "a", Incarnation: asys.Incarnation() ^ 1, Addr: "127.0.0.1:1"}
-	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: live})
-	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: crashed}) // listed after: its address is the one to dial
+	asys, a, b, _ := listedBesideACrashedOne(t) // crashed listed after: its address is the one to dial
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -163,4 +153,18 @@ func TestADialFallsBackToTheOtherListedIncarnations(t *testing.T) {
 	require.ErrorIs(t, err, actor.ErrUnreachable)
 	require.ErrorContains(t, err, "at 127.0.0.1:2")
 	require.ErrorContains(t, err, "then at 127.0.0.1:1, listed for incarnation "+actor.FormatIncarnation(7))
+}
+
+// listedBesideACrashedOne starts nodes a and b and has b's discovery list
+// a's live incarnation, then a crashed one of a's at a dead address, as
+// Consul does until the crashed one's TTL runs out.
+func listedBesideACrashedOne(t *testing.T) (asys *actor.System, a, b *Node, crashed discovery.Member) {
+	t.Helper()
+	asys, a, _ = startNode(t, "a", Config{})
+	_, b, _ = startNode(t, "b", Config{})
+	live := discovery.Member{Node: "a", Incarnation: asys.Incarnation(), Addr: a.Addr()}
+	crashed = discovery.Member{Node: "a", Incarnation: asys.Incarnation() ^ 1, Addr: "127.0.0.1:1"}
+	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: live})
+	b.onMember(discovery.Event{Type: discovery.MemberUp, Member: crashed})
+	return asys, a, b, crashed
 }
